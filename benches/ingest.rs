@@ -1,0 +1,170 @@
+//! Ingest speed: a Criterion tree of 1,000 benchmarks with 100 samples each, generated in the
+//! shape Criterion 0.5+ writes. Three measurements, to be compared as ratios of medians:
+//! - `floor`: read every benchmark's three JSON files and parse them generically (serde_json::Value);
+//! - `read_tree`: benchgate's reader (walk, parse, validate);
+//! - `read_tree_and_store`: the reader plus one SQLite transaction into a fresh, migrated file.
+//!
+//! Target (DESIGN.md): parse and store under 150 ms, within 2x of the floor.
+//! Run: `cargo bench --bench ingest`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests and benches fail loudly
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+use benchgate_collector::criterion::read_tree;
+use benchgate_collector::{
+    CommitSha, HardwareProfile, NewRun, RepositoryName, RunKind, RunMeta, RustcInfo, Store,
+};
+use criterion::{Criterion, criterion_group, criterion_main};
+
+const N_BENCHMARKS: usize = 1000;
+const N_SAMPLES: usize = 100;
+
+/// A deterministic pseudo-random stream (xorshift), so every run generates the same tree.
+struct Noise(u64);
+
+impl Noise {
+    fn next(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+fn estimate(point: f64, spread: f64) -> serde_json::Value {
+    serde_json::json!({
+        "confidence_interval": {"confidence_level": 0.95, "lower_bound": point - spread, "upper_bound": point + spread},
+        "point_estimate": point,
+        "standard_error": spread / 1.96,
+    })
+}
+
+/// Writes `<root>/<group>/<function>/<value>/new/{benchmark,estimates,sample,tukey}.json` and a
+/// `base/` copy, as Criterion does; returns the benchmark directories.
+fn generate_tree(root: &Path) -> Vec<PathBuf> {
+    let mut noise = Noise(0x9e37_79b9_7f4a_7c15);
+    let mut dirs = Vec::with_capacity(N_BENCHMARKS);
+    for i in 0..N_BENCHMARKS {
+        let (group, function, value) = (
+            format!("group_{:02}", i / 50),
+            format!("fn {}", (i / 10) % 5),
+            (i % 10) * 128,
+        );
+        let full_id = format!("{group}/{function}/{value}");
+        let directory_name = format!("{group}/{}/{value}", function.replace(' ', "_"));
+        let dir = root.join(&directory_name);
+        let per_iteration = 50.0 + 1e4 * noise.next();
+        let iters: Vec<f64> = (1..=N_SAMPLES).map(|k| (k * 1000) as f64).collect();
+        let times: Vec<f64> = iters
+            .iter()
+            .map(|n| (n * per_iteration * (1.0 + 0.05 * noise.next())).round())
+            .collect();
+        let throughput = if i % 3 == 0 {
+            serde_json::json!({"Bytes": value + 64})
+        } else {
+            serde_json::Value::Null
+        };
+        let benchmark = serde_json::json!({
+            "group_id": group, "function_id": function, "value_str": value.to_string(), "throughput": throughput,
+            "full_id": full_id, "directory_name": directory_name, "title": full_id,
+        });
+        let estimates = serde_json::json!({
+            "mean": estimate(per_iteration * 1.02, per_iteration * 0.01),
+            "median": estimate(per_iteration, per_iteration * 0.01),
+            "median_abs_dev": estimate(per_iteration * 0.02, per_iteration * 0.005),
+            "slope": estimate(per_iteration * 1.01, per_iteration * 0.01),
+            "std_dev": estimate(per_iteration * 0.03, per_iteration * 0.01),
+        });
+        let sample = serde_json::json!({"sampling_mode": "Linear", "iters": iters, "times": times});
+        let tukey = serde_json::json!([
+            per_iteration * 0.8,
+            per_iteration * 0.9,
+            per_iteration * 1.1,
+            per_iteration * 1.2
+        ]);
+        for results in ["new", "base"] {
+            let out = dir.join(results);
+            fs::create_dir_all(&out).unwrap();
+            fs::write(out.join("benchmark.json"), benchmark.to_string()).unwrap();
+            fs::write(out.join("estimates.json"), estimates.to_string()).unwrap();
+            fs::write(out.join("sample.json"), sample.to_string()).unwrap();
+            fs::write(out.join("tukey.json"), tukey.to_string()).unwrap();
+        }
+        dirs.push(dir);
+    }
+    dirs
+}
+
+fn new_run(root: &Path, profile: &HardwareProfile) -> NewRun {
+    NewRun {
+        meta: RunMeta {
+            repository: RepositoryName::parse("bench/ingest").unwrap(),
+            commit: CommitSha::parse("0123456789abcdef0123456789abcdef01234567").unwrap(),
+            branch: Some("main".into()),
+            kind: RunKind::Push,
+            pr_number: None,
+            attempt: 1,
+        },
+        profile: profile.clone(),
+        recorded_at: SystemTime::now(),
+        measurements: read_tree(root, "new").unwrap(),
+    }
+}
+
+fn ingest(c: &mut Criterion) {
+    let tree = tempfile::tempdir().unwrap();
+    let dirs = generate_tree(tree.path());
+    let root = tree.path().to_owned();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let rustc = RustcInfo::query("rustc").unwrap();
+    let profile = HardwareProfile::detect(&Default::default(), &rustc).unwrap();
+    assert_eq!(read_tree(&root, "new").unwrap().len(), N_BENCHMARKS);
+
+    let mut group = c.benchmark_group("ingest_1000x100");
+    group
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(8));
+    group.bench_function("floor", |b| {
+        b.iter(|| {
+            let mut parsed = 0usize;
+            for dir in &dirs {
+                for file in ["benchmark.json", "estimates.json", "sample.json"] {
+                    let bytes = fs::read(dir.join("new").join(file)).unwrap();
+                    let value: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+                    parsed += usize::from(!value.is_null());
+                }
+            }
+            parsed
+        })
+    });
+    group.bench_function("read_tree", |b| {
+        b.iter(|| read_tree(&root, "new").unwrap().len())
+    });
+    group.bench_function("read_tree_and_store", |b| {
+        b.iter_custom(|iterations| {
+            let mut total = Duration::ZERO;
+            for i in 0..iterations {
+                let db_dir = tempfile::tempdir().unwrap();
+                let db = db_dir.path().join(format!("bench-{i}.db"));
+                let store = runtime.block_on(Store::open(&db)).unwrap();
+                let start = Instant::now();
+                let run = new_run(&root, &profile);
+                let outcome = runtime.block_on(store.ingest(&run, false)).unwrap();
+                total += start.elapsed();
+                std::hint::black_box(outcome);
+                runtime.block_on(store.close());
+            }
+            total
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, ingest);
+criterion_main!(benches);

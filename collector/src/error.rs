@@ -1,0 +1,161 @@
+//! The collector's one error type: every variant names the file, field, flag or run at fault.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong while reading benchmark output, fingerprinting or storing runs.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A directory that was named does not exist.
+    #[error("{}: no such directory", path.display())]
+    MissingDirectory {
+        /// The directory that was asked for.
+        path: PathBuf,
+    },
+
+    /// A path that should be a directory is something else.
+    #[error("{}: not a directory", path.display())]
+    NotADirectory {
+        /// The path that was asked for.
+        path: PathBuf,
+    },
+
+    /// A directory holds no Criterion benchmark for the requested baseline.
+    #[error(
+        "{}: no Criterion benchmarks found (looked for */{baseline}/estimates.json); run `cargo bench` first or pass the criterion directory",
+        path.display()
+    )]
+    EmptyTree {
+        /// The directory that was searched.
+        path: PathBuf,
+        /// The baseline directory name that was looked for (`new` unless `--baseline`).
+        baseline: String,
+    },
+
+    /// A file a benchmark needs is not there.
+    #[error("{}: missing file (every benchmark needs {needs})", path.display())]
+    MissingFile {
+        /// The file that should exist.
+        path: PathBuf,
+        /// What the benchmark directory must hold.
+        needs: &'static str,
+    },
+
+    /// A file could not be read.
+    #[error("{}: cannot read: {source}", path.display())]
+    ReadFile {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+
+    /// A file is not the JSON it claims to be (truncated, garbled or of the wrong shape).
+    #[error("{}: field `{field}`: {message}", path.display())]
+    InvalidJson {
+        /// The file.
+        path: PathBuf,
+        /// The JSON path of the field at fault (`.` when the whole document is at fault).
+        field: String,
+        /// What was wrong.
+        message: String,
+    },
+
+    /// A value parsed but makes no sense (a negative time, arrays of different lengths, ...).
+    #[error("{}: field `{field}`: {reason}", path.display())]
+    InvalidValue {
+        /// The file (or stream) holding the value.
+        path: PathBuf,
+        /// The JSON path of the field at fault.
+        field: String,
+        /// What was wrong.
+        reason: String,
+    },
+
+    /// Two benchmarks in one run share an identity.
+    #[error("duplicate benchmark id {id:?}: in {} and in {}", first.display(), second.display())]
+    DuplicateBenchmark {
+        /// The repeated `full_id`.
+        id: String,
+        /// Where it was seen first.
+        first: PathBuf,
+        /// Where it was seen again.
+        second: PathBuf,
+    },
+
+    /// A line of `cargo criterion --message-format=json` output is not a JSON message.
+    #[error("{}: line {line}: {message}", source_name.display())]
+    MessageLine {
+        /// The file (or `-` for standard input).
+        source_name: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// What was wrong.
+        message: String,
+    },
+
+    /// A value given on the command line or in a run is malformed.
+    #[error("invalid {what} {value:?}: {reason}")]
+    InvalidInput {
+        /// What the value is (`commit SHA`, `repository`, ...).
+        what: &'static str,
+        /// The value as given.
+        value: String,
+        /// What a valid value looks like.
+        reason: &'static str,
+    },
+
+    /// A run with the same key but other content is already stored.
+    #[error(
+        "run {existing} already stores {repository}@{commit} ({kind}, attempt {attempt}) on this fingerprint with other results; pass --replace to overwrite it or --attempt to add another attempt"
+    )]
+    RunConflict {
+        /// The stored run's id.
+        existing: i64,
+        /// Repository of the key.
+        repository: String,
+        /// Commit of the key.
+        commit: String,
+        /// Kind of the key.
+        kind: String,
+        /// Attempt of the key.
+        attempt: u32,
+    },
+
+    /// A run id that the store does not hold.
+    #[error("run {0} not found in the store")]
+    RunNotFound(i64),
+
+    /// The store holds a row the collector cannot make sense of.
+    #[error("store: corrupt row in {table}: {reason}")]
+    CorruptRow {
+        /// The table.
+        table: &'static str,
+        /// What was wrong.
+        reason: String,
+    },
+
+    /// The database could not be opened, migrated, read or written.
+    #[error("store {}: {source}", path.display())]
+    Database {
+        /// The database file.
+        path: PathBuf,
+        /// The driver's error.
+        source: sqlx::Error,
+    },
+
+    /// Migrations could not be applied.
+    #[error("store {}: migration failed: {source}", path.display())]
+    Migration {
+        /// The database file.
+        path: PathBuf,
+        /// The migrator's error.
+        source: sqlx::migrate::MigrateError,
+    },
+
+    /// The machine could not be described.
+    #[error("fingerprint: {0}")]
+    Fingerprint(String),
+}
+
+/// The collector's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,18 @@
+//! benchgate's collector: reads Criterion output (directory trees and `cargo criterion` JSON
+//! messages), fingerprints the machine, and stores runs in SQLite. It also holds the domain
+//! types the other parts share.
+
+pub mod cargo_criterion;
+pub mod criterion;
+pub mod domain;
+mod error;
+pub mod fingerprint;
+pub mod store;
+
+pub use domain::{
+    BenchmarkId, CommitSha, Estimate, Measurement, RepositoryName, RunId, RunKind, Samples,
+    Throughput,
+};
+pub use error::{Error, Result};
+pub use fingerprint::{Fingerprint, HardwareProfile, RunnerImage, RustcInfo};
+pub use store::{IngestOutcome, NewRun, RunMeta, RunSummary, Store, StoredRun};

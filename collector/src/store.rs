@@ -1,0 +1,634 @@
+//! The store: runs, their fingerprints and measurements in SQLite (WAL), through sqlx. All SQL of
+//! benchgate lives in this module, written portably so a PostgreSQL backend can follow.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use sha2::{Digest, Sha256};
+use sqlx::sqlite::SqliteConnectOptions;
+use sqlx::{QueryBuilder, Row, Sqlite, SqlitePool};
+
+use crate::domain::{
+    BenchmarkId, CommitSha, Estimate, Measurement, RepositoryName, RunId, RunKind, Samples,
+    Throughput,
+};
+use crate::error::{Error, Result};
+use crate::fingerprint::{Fingerprint, HardwareProfile, to_hex};
+
+/// Rows per multi-row INSERT: well under SQLite's 32,766 bound parameters.
+const MEASUREMENT_ROWS_PER_INSERT: usize = 500;
+const BENCHMARK_ROWS_PER_INSERT: usize = 1000;
+
+/// What a run measured and why: with the fingerprint, (repository, commit, kind, attempt) form
+/// the run's key; branch and pull request describe it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunMeta {
+    /// The repository measured.
+    pub repository: RepositoryName,
+    /// The commit measured.
+    pub commit: CommitSha,
+    /// The branch, when known.
+    pub branch: Option<String>,
+    /// Why the run was made.
+    pub kind: RunKind,
+    /// The pull request, for `pr` runs.
+    pub pr_number: Option<u64>,
+    /// 1 for the first run under this key; CI re-runs count up.
+    pub attempt: u32,
+}
+
+/// A run to store: what was measured, on what machine, and its results.
+#[derive(Debug, Clone)]
+pub struct NewRun {
+    /// What was measured and why.
+    pub meta: RunMeta,
+    /// The machine.
+    pub profile: HardwareProfile,
+    /// When the results were recorded.
+    pub recorded_at: SystemTime,
+    /// One measurement per benchmark, ids unique.
+    pub measurements: Vec<Measurement>,
+}
+
+/// What [`Store::ingest`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IngestOutcome {
+    /// A new run was stored.
+    Created(RunId),
+    /// The same run was already stored; nothing changed.
+    Unchanged(RunId),
+    /// A different run under the same key was replaced (only with `replace`).
+    Replaced {
+        /// The new run.
+        id: RunId,
+        /// The run that was deleted.
+        previous: RunId,
+    },
+}
+
+impl IngestOutcome {
+    /// The id of the run that is now stored under the key.
+    pub fn run_id(self) -> RunId {
+        match self {
+            IngestOutcome::Created(id)
+            | IngestOutcome::Unchanged(id)
+            | IngestOutcome::Replaced { id, .. } => id,
+        }
+    }
+}
+
+/// A stored run, without its measurements.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSummary {
+    /// The run's id.
+    pub id: RunId,
+    /// What was measured and why.
+    pub meta: RunMeta,
+    /// The machine's fingerprint.
+    pub fingerprint: Fingerprint,
+    /// When the results were recorded.
+    pub recorded_at: SystemTime,
+    /// Number of benchmarks measured.
+    pub n_benchmarks: usize,
+}
+
+/// A stored run with its machine and every measurement.
+#[derive(Debug, Clone)]
+pub struct StoredRun {
+    /// The run.
+    pub summary: RunSummary,
+    /// The machine, as recorded for this run.
+    pub profile: HardwareProfile,
+    /// Every measurement, sorted by benchmark id.
+    pub measurements: Vec<Measurement>,
+}
+
+/// The benchgate store: one SQLite file.
+#[derive(Debug, Clone)]
+pub struct Store {
+    pool: SqlitePool,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Opens (creating if needed) the database file at `path`, in WAL mode, and applies migrations.
+    pub async fn open(path: &Path) -> Result<Self> {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|source| Error::ReadFile {
+                path: parent.to_owned(),
+                source,
+            })?;
+        }
+        let options = SqliteConnectOptions::new()
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(sqlx::sqlite::SqliteJournalMode::Wal)
+            .synchronous(sqlx::sqlite::SqliteSynchronous::Normal)
+            .foreign_keys(true)
+            .busy_timeout(Duration::from_secs(30));
+        let pool = sqlx::sqlite::SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_with(options)
+            .await
+            .map_err(|source| Error::Database {
+                path: path.to_owned(),
+                source,
+            })?;
+        sqlx::migrate!("../migrations")
+            .run(&pool)
+            .await
+            .map_err(|source| Error::Migration {
+                path: path.to_owned(),
+                source,
+            })?;
+        Ok(Self {
+            pool,
+            path: path.to_owned(),
+        })
+    }
+
+    /// Closes the pool, checkpointing the WAL.
+    pub async fn close(self) {
+        self.pool.close().await;
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn db_error(&self) -> impl Fn(sqlx::Error) -> Error + '_ {
+        move |source| Error::Database {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    /// Stores a run in one transaction. The same run under the same key again stores nothing;
+    /// a different run under the same key is [`Error::RunConflict`] unless `replace`, which
+    /// swaps it atomically.
+    pub async fn ingest(&self, run: &NewRun, replace: bool) -> Result<IngestOutcome> {
+        let db = self.db_error();
+        let content_hash = content_hash(run);
+        let fingerprint = run.profile.fingerprint();
+        let meta = &run.meta;
+        let pr_number = meta.pr_number.map(to_i64).transpose()?;
+
+        // IMMEDIATE takes the write lock up front, so concurrent ingests queue instead of failing
+        // on a read-to-write upgrade.
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await.map_err(&db)?;
+
+        sqlx::query("INSERT INTO repositories (name) VALUES ($1) ON CONFLICT (name) DO NOTHING")
+            .bind(meta.repository.as_str())
+            .execute(&mut *tx)
+            .await
+            .map_err(&db)?;
+        let repository_id: i64 = sqlx::query_scalar("SELECT id FROM repositories WHERE name = $1")
+            .bind(meta.repository.as_str())
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(&db)?;
+
+        let profile = &run.profile;
+        sqlx::query(
+            "INSERT INTO fingerprints (hash, cpu_arch, cpu_vendor, cpu_brand, physical_cores, logical_cores, \
+             memory_gib, cpu_features, os_name, os_major_version, runner_image, runner_image_version, \
+             rustc_version, host_triple) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT (hash) DO NOTHING",
+        )
+        .bind(fingerprint.as_str())
+        .bind(&profile.cpu_arch)
+        .bind(&profile.cpu_vendor)
+        .bind(&profile.cpu_brand)
+        .bind(i64::from(profile.physical_cores))
+        .bind(i64::from(profile.logical_cores))
+        .bind(to_i64(profile.memory_gib)?)
+        .bind(profile.cpu_features.join(","))
+        .bind(&profile.os_name)
+        .bind(&profile.os_major_version)
+        .bind(&profile.runner_image)
+        .bind(&profile.runner_image_version)
+        .bind(&profile.rustc_version)
+        .bind(&profile.host_triple)
+        .execute(&mut *tx)
+        .await
+        .map_err(&db)?;
+        let fingerprint_id: i64 = sqlx::query_scalar("SELECT id FROM fingerprints WHERE hash = $1")
+            .bind(fingerprint.as_str())
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(&db)?;
+
+        let existing = sqlx::query(
+            "SELECT id, content_hash FROM runs WHERE repository_id = $1 AND commit_sha = $2 \
+             AND fingerprint_id = $3 AND kind = $4 AND attempt = $5",
+        )
+        .bind(repository_id)
+        .bind(meta.commit.as_str())
+        .bind(fingerprint_id)
+        .bind(meta.kind.as_str())
+        .bind(i64::from(meta.attempt))
+        .fetch_optional(&mut *tx)
+        .await
+        .map_err(&db)?;
+        let mut previous = None;
+        if let Some(row) = existing {
+            let existing_id: i64 = row.try_get("id").map_err(&db)?;
+            let existing_hash: String = row.try_get("content_hash").map_err(&db)?;
+            if existing_hash == content_hash {
+                tx.rollback().await.map_err(&db)?;
+                return Ok(IngestOutcome::Unchanged(RunId::from_row(existing_id)));
+            }
+            if !replace {
+                tx.rollback().await.map_err(&db)?;
+                return Err(Error::RunConflict {
+                    existing: existing_id,
+                    repository: meta.repository.to_string(),
+                    commit: meta.commit.to_string(),
+                    kind: meta.kind.to_string(),
+                    attempt: meta.attempt,
+                });
+            }
+            sqlx::query("DELETE FROM measurements WHERE run_id = $1")
+                .bind(existing_id)
+                .execute(&mut *tx)
+                .await
+                .map_err(&db)?;
+            sqlx::query("DELETE FROM runs WHERE id = $1")
+                .bind(existing_id)
+                .execute(&mut *tx)
+                .await
+                .map_err(&db)?;
+            previous = Some(RunId::from_row(existing_id));
+        }
+
+        let run_id: i64 = sqlx::query_scalar(
+            "INSERT INTO runs (repository_id, commit_sha, fingerprint_id, kind, attempt, branch, pr_number, \
+             recorded_at_ms, content_hash, n_benchmarks, hostname, cpu_frequency_mhz, kernel_version, os_version) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id",
+        )
+        .bind(repository_id)
+        .bind(meta.commit.as_str())
+        .bind(fingerprint_id)
+        .bind(meta.kind.as_str())
+        .bind(i64::from(meta.attempt))
+        .bind(&meta.branch)
+        .bind(pr_number)
+        .bind(epoch_ms(run.recorded_at))
+        .bind(&content_hash)
+        .bind(to_i64(run.measurements.len() as u64)?)
+        .bind(&profile.hostname)
+        .bind(profile.cpu_frequency_mhz.map(to_i64).transpose()?)
+        .bind(&profile.kernel_version)
+        .bind(&profile.os_version)
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(&db)?;
+
+        for chunk in run.measurements.chunks(BENCHMARK_ROWS_PER_INSERT) {
+            let mut insert =
+                QueryBuilder::<Sqlite>::new("INSERT INTO benchmarks (repository_id, name) ");
+            insert.push_values(chunk, |mut row, measurement| {
+                row.push_bind(repository_id)
+                    .push_bind(measurement.id.as_str());
+            });
+            insert.push(" ON CONFLICT (repository_id, name) DO NOTHING");
+            insert.build().execute(&mut *tx).await.map_err(&db)?;
+        }
+        let benchmark_ids: HashMap<String, i64> =
+            sqlx::query("SELECT id, name FROM benchmarks WHERE repository_id = $1")
+                .bind(repository_id)
+                .fetch_all(&mut *tx)
+                .await
+                .map_err(&db)?
+                .into_iter()
+                .map(|row| Ok((row.try_get("name")?, row.try_get("id")?)))
+                .collect::<std::result::Result<_, sqlx::Error>>()
+                .map_err(&db)?;
+
+        let rows = run
+            .measurements
+            .iter()
+            .map(|m| MeasurementRow::new(m, &benchmark_ids))
+            .collect::<Result<Vec<_>>>()?;
+        for chunk in rows.chunks(MEASUREMENT_ROWS_PER_INSERT) {
+            let mut insert = QueryBuilder::<Sqlite>::new(
+                "INSERT INTO measurements (run_id, benchmark_id, throughput_kind, throughput_amount, throughput_bytes, \
+                 mean_point, mean_lower, mean_upper, median_point, median_lower, median_upper, confidence_level, \
+                 sampling_mode, n_samples, sample_iters, sample_times) ",
+            );
+            insert.push_values(chunk, |mut row, m| {
+                row.push_bind(run_id)
+                    .push_bind(m.benchmark_id)
+                    .push_bind(m.throughput_kind)
+                    .push_bind(m.throughput_amount)
+                    .push_bind(m.throughput_bytes)
+                    .push_bind(m.measurement.mean.point)
+                    .push_bind(m.measurement.mean.lower)
+                    .push_bind(m.measurement.mean.upper)
+                    .push_bind(m.measurement.median.point)
+                    .push_bind(m.measurement.median.lower)
+                    .push_bind(m.measurement.median.upper)
+                    .push_bind(m.measurement.mean.confidence_level)
+                    .push_bind(m.measurement.sampling_mode.as_deref())
+                    .push_bind(m.n_samples)
+                    .push_bind(encode_f64s(m.measurement.samples.iters()))
+                    .push_bind(encode_f64s(m.measurement.samples.times()));
+            });
+            insert.build().execute(&mut *tx).await.map_err(&db)?;
+        }
+
+        tx.commit().await.map_err(&db)?;
+        let id = RunId::from_row(run_id);
+        Ok(match previous {
+            Some(previous) => IngestOutcome::Replaced { id, previous },
+            None => IngestOutcome::Created(id),
+        })
+    }
+
+    /// Every stored run, oldest first.
+    pub async fn list_runs(&self) -> Result<Vec<RunSummary>> {
+        let rows = sqlx::query(RUN_SUMMARY_SELECT_ALL)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(self.db_error())?;
+        rows.iter().map(run_summary_from_row).collect()
+    }
+
+    /// One run with its machine and every measurement.
+    pub async fn get_run(&self, id: RunId) -> Result<StoredRun> {
+        let db = self.db_error();
+        let row = sqlx::query(RUN_SELECT_ONE)
+            .bind(id.get())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(&db)?
+            .ok_or(Error::RunNotFound(id.get()))?;
+        let summary = run_summary_from_row(&row)?;
+        let profile = profile_from_row(&row)?;
+        let rows = sqlx::query(
+            "SELECT b.name, m.throughput_kind, m.throughput_amount, m.throughput_bytes, m.mean_point, m.mean_lower, \
+             m.mean_upper, m.median_point, m.median_lower, m.median_upper, m.confidence_level, m.sampling_mode, \
+             m.sample_iters, m.sample_times \
+             FROM measurements m JOIN benchmarks b ON b.id = m.benchmark_id WHERE m.run_id = $1 ORDER BY b.name",
+        )
+        .bind(id.get())
+        .fetch_all(&self.pool)
+        .await
+        .map_err(&db)?;
+        let mut measurements = rows
+            .iter()
+            .map(measurement_from_row)
+            .collect::<Result<Vec<_>>>()?;
+        // SQL collation and Rust's ordering agree on bytes, but sort here so the order is ours.
+        measurements.sort_by(|a, b| a.id.cmp(&b.id));
+        Ok(StoredRun {
+            summary,
+            profile,
+            measurements,
+        })
+    }
+}
+
+const RUN_SUMMARY_SELECT_ALL: &str = "SELECT r.id, repo.name AS repository, r.commit_sha, r.branch, r.kind, r.pr_number, \
+     r.attempt, f.hash AS fingerprint, r.recorded_at_ms, r.n_benchmarks \
+     FROM runs r JOIN repositories repo ON repo.id = r.repository_id JOIN fingerprints f ON f.id = r.fingerprint_id \
+     ORDER BY r.id";
+
+const RUN_SELECT_ONE: &str = "SELECT r.id, repo.name AS repository, r.commit_sha, r.branch, r.kind, r.pr_number, \
+     r.attempt, f.hash AS fingerprint, r.recorded_at_ms, r.n_benchmarks, \
+     f.cpu_arch, f.cpu_vendor, f.cpu_brand, f.physical_cores, f.logical_cores, f.memory_gib, f.cpu_features, \
+     f.os_name, f.os_major_version, f.runner_image, f.runner_image_version, f.rustc_version, f.host_triple, \
+     r.hostname, r.cpu_frequency_mhz, r.kernel_version, r.os_version \
+     FROM runs r JOIN repositories repo ON repo.id = r.repository_id JOIN fingerprints f ON f.id = r.fingerprint_id \
+     WHERE r.id = $1";
+
+/// A measurement ready to bind, with its integer columns converted once.
+struct MeasurementRow<'a> {
+    measurement: &'a Measurement,
+    benchmark_id: i64,
+    throughput_kind: Option<&'static str>,
+    throughput_amount: Option<i64>,
+    throughput_bytes: Option<i64>,
+    n_samples: i64,
+}
+
+impl<'a> MeasurementRow<'a> {
+    fn new(measurement: &'a Measurement, benchmark_ids: &HashMap<String, i64>) -> Result<Self> {
+        let benchmark_id =
+            *benchmark_ids
+                .get(measurement.id.as_str())
+                .ok_or_else(|| Error::CorruptRow {
+                    table: "benchmarks",
+                    reason: format!("benchmark {:?} was not stored", measurement.id.as_str()),
+                })?;
+        let throughput = measurement.throughput;
+        Ok(Self {
+            measurement,
+            benchmark_id,
+            throughput_kind: throughput.map(|t| t.kind()),
+            throughput_amount: throughput.map(|t| to_i64(t.amount())).transpose()?,
+            throughput_bytes: throughput
+                .and_then(|t| t.secondary_bytes())
+                .map(to_i64)
+                .transpose()?,
+            n_samples: to_i64(measurement.samples.len() as u64)?,
+        })
+    }
+}
+
+fn run_summary_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<RunSummary> {
+    let corrupt = |reason: String| Error::CorruptRow {
+        table: "runs",
+        reason,
+    };
+    let get_error = |e: sqlx::Error| corrupt(e.to_string());
+    let kind: String = row.try_get("kind").map_err(get_error)?;
+    let pr_number: Option<i64> = row.try_get("pr_number").map_err(get_error)?;
+    let attempt: i64 = row.try_get("attempt").map_err(get_error)?;
+    let n_benchmarks: i64 = row.try_get("n_benchmarks").map_err(get_error)?;
+    let recorded_at_ms: i64 = row.try_get("recorded_at_ms").map_err(get_error)?;
+    Ok(RunSummary {
+        id: RunId::from_row(row.try_get("id").map_err(get_error)?),
+        meta: RunMeta {
+            repository: RepositoryName::parse(
+                &row.try_get::<String, _>("repository").map_err(get_error)?,
+            )?,
+            commit: CommitSha::parse(&row.try_get::<String, _>("commit_sha").map_err(get_error)?)?,
+            branch: row.try_get("branch").map_err(get_error)?,
+            kind: RunKind::from_str(&kind)?,
+            pr_number: pr_number
+                .map(|n| u64::try_from(n).map_err(|_| corrupt(format!("pr_number {n}"))))
+                .transpose()?,
+            attempt: u32::try_from(attempt).map_err(|_| corrupt(format!("attempt {attempt}")))?,
+        },
+        fingerprint: Fingerprint::parse(
+            &row.try_get::<String, _>("fingerprint").map_err(get_error)?,
+        )?,
+        recorded_at: UNIX_EPOCH + Duration::from_millis(u64::try_from(recorded_at_ms).unwrap_or(0)),
+        n_benchmarks: usize::try_from(n_benchmarks)
+            .map_err(|_| corrupt(format!("n_benchmarks {n_benchmarks}")))?,
+    })
+}
+
+fn profile_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<HardwareProfile> {
+    let get_error = |e: sqlx::Error| Error::CorruptRow {
+        table: "fingerprints",
+        reason: e.to_string(),
+    };
+    let count = |name: &str| -> Result<i64> { row.try_get::<i64, _>(name).map_err(get_error) };
+    let features: String = row.try_get("cpu_features").map_err(get_error)?;
+    Ok(HardwareProfile {
+        cpu_arch: row.try_get("cpu_arch").map_err(get_error)?,
+        cpu_vendor: row.try_get("cpu_vendor").map_err(get_error)?,
+        cpu_brand: row.try_get("cpu_brand").map_err(get_error)?,
+        physical_cores: u32::try_from(count("physical_cores")?).unwrap_or(0),
+        logical_cores: u32::try_from(count("logical_cores")?).unwrap_or(0),
+        memory_gib: u64::try_from(count("memory_gib")?).unwrap_or(0),
+        cpu_features: features
+            .split(',')
+            .filter(|f| !f.is_empty())
+            .map(str::to_owned)
+            .collect(),
+        os_name: row.try_get("os_name").map_err(get_error)?,
+        os_major_version: row.try_get("os_major_version").map_err(get_error)?,
+        runner_image: row.try_get("runner_image").map_err(get_error)?,
+        runner_image_version: row.try_get("runner_image_version").map_err(get_error)?,
+        rustc_version: row.try_get("rustc_version").map_err(get_error)?,
+        host_triple: row.try_get("host_triple").map_err(get_error)?,
+        hostname: row.try_get("hostname").map_err(get_error)?,
+        cpu_frequency_mhz: row
+            .try_get::<Option<i64>, _>("cpu_frequency_mhz")
+            .map_err(get_error)?
+            .and_then(|mhz| u64::try_from(mhz).ok()),
+        kernel_version: row.try_get("kernel_version").map_err(get_error)?,
+        os_version: row.try_get("os_version").map_err(get_error)?,
+    })
+}
+
+fn measurement_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<Measurement> {
+    let corrupt = |reason: String| Error::CorruptRow {
+        table: "measurements",
+        reason,
+    };
+    let get_error = |e: sqlx::Error| corrupt(e.to_string());
+    let name: String = row.try_get("name").map_err(get_error)?;
+    let throughput_kind: Option<String> = row.try_get("throughput_kind").map_err(get_error)?;
+    let throughput = match throughput_kind {
+        None => None,
+        Some(kind) => {
+            let amount: i64 = row.try_get("throughput_amount").map_err(get_error)?;
+            let bytes: Option<i64> = row.try_get("throughput_bytes").map_err(get_error)?;
+            let amount = u64::try_from(amount)
+                .map_err(|_| corrupt(format!("{name}: throughput_amount {amount}")))?;
+            let bytes = bytes.and_then(|b| u64::try_from(b).ok());
+            Some(
+                Throughput::from_parts(&kind, amount, bytes)
+                    .ok_or_else(|| corrupt(format!("{name}: throughput kind {kind:?}")))?,
+            )
+        }
+    };
+    let confidence_level: f64 = row.try_get("confidence_level").map_err(get_error)?;
+    let estimate = |prefix: &str| -> Result<Estimate> {
+        Ok(Estimate {
+            point: row
+                .try_get(format!("{prefix}_point").as_str())
+                .map_err(get_error)?,
+            lower: row
+                .try_get(format!("{prefix}_lower").as_str())
+                .map_err(get_error)?,
+            upper: row
+                .try_get(format!("{prefix}_upper").as_str())
+                .map_err(get_error)?,
+            confidence_level,
+        })
+    };
+    let iters = decode_f64s(
+        &row.try_get::<Vec<u8>, _>("sample_iters")
+            .map_err(get_error)?,
+    )
+    .ok_or_else(|| corrupt(format!("{name}: sample_iters is not an f64 array")))?;
+    let times = decode_f64s(
+        &row.try_get::<Vec<u8>, _>("sample_times")
+            .map_err(get_error)?,
+    )
+    .ok_or_else(|| corrupt(format!("{name}: sample_times is not an f64 array")))?;
+    Ok(Measurement {
+        id: BenchmarkId::parse(&name)?,
+        throughput,
+        mean: estimate("mean")?,
+        median: estimate("median")?,
+        sampling_mode: row.try_get("sampling_mode").map_err(get_error)?,
+        samples: Samples::new(iters, times)
+            .map_err(|(field, reason)| corrupt(format!("{name}: {field} {reason}")))?,
+    })
+}
+
+/// The run's content: what the user supplied, less the time it was recorded. Two ingests of
+/// the same results hash the same; any other difference does not.
+fn content_hash(run: &NewRun) -> String {
+    let mut hasher = Sha256::new();
+    let mut field = |bytes: &[u8]| {
+        hasher.update((bytes.len() as u64).to_le_bytes());
+        hasher.update(bytes);
+    };
+    field(run.meta.branch.as_deref().unwrap_or("").as_bytes());
+    field(&run.meta.pr_number.unwrap_or(0).to_le_bytes());
+    for m in &run.measurements {
+        field(m.id.as_str().as_bytes());
+        let throughput = m
+            .throughput
+            .map(|t| format!("{}:{}:{:?}", t.kind(), t.amount(), t.secondary_bytes()));
+        field(throughput.unwrap_or_default().as_bytes());
+        for estimate in [m.mean, m.median] {
+            for value in [
+                estimate.point,
+                estimate.lower,
+                estimate.upper,
+                estimate.confidence_level,
+            ] {
+                field(&value.to_bits().to_le_bytes());
+            }
+        }
+        field(m.sampling_mode.as_deref().unwrap_or("").as_bytes());
+        field(&encode_f64s(m.samples.iters()));
+        field(&encode_f64s(m.samples.times()));
+    }
+    to_hex(&hasher.finalize())
+}
+
+fn encode_f64s(values: &[f64]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+fn decode_f64s(bytes: &[u8]) -> Option<Vec<f64>> {
+    let chunks = bytes.chunks_exact(8);
+    if !chunks.remainder().is_empty() {
+        return None;
+    }
+    Some(
+        chunks
+            .map(|chunk| {
+                let mut array = [0u8; 8];
+                array.copy_from_slice(chunk);
+                f64::from_le_bytes(array)
+            })
+            .collect(),
+    )
+}
+
+fn to_i64(value: u64) -> Result<i64> {
+    i64::try_from(value).map_err(|_| Error::InvalidInput {
+        what: "integer",
+        value: value.to_string(),
+        reason: "too large to store (above 2^63 - 1)",
+    })
+}
+
+fn epoch_ms(time: SystemTime) -> i64 {
+    time.duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}

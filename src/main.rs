@@ -1,0 +1,290 @@
+//! The `benchgate` binary: parses arguments, wires the parts, and maps the outcome to an exit
+//! code (0 ok, 1 regression found, 2 error). Environment variables and `process::exit` live here.
+
+mod environment;
+mod render;
+
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::SystemTime;
+
+use anyhow::{Context, bail};
+use benchgate_collector::{
+    CommitSha, HardwareProfile, IngestOutcome, NewRun, RepositoryName, RunId, RunKind, RunMeta,
+    Store, cargo_criterion, criterion,
+};
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// The default store: an embedded SQLite file in the current directory.
+const DEFAULT_DB: &str = ".benchgate/benchgate.db";
+
+/// Continuous benchmarking for Rust: store Criterion runs, gate regressions, publish the verdict.
+#[derive(Parser)]
+#[command(name = "benchgate", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Read a Criterion output tree (or cargo-criterion JSON messages) and store it as one run.
+    Ingest(IngestArgs),
+    /// List the stored runs.
+    Runs {
+        /// The SQLite store.
+        #[arg(long, default_value = DEFAULT_DB)]
+        db: PathBuf,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
+    /// Print every measurement of a stored run.
+    Show {
+        /// The run id, as printed by `ingest` or listed by `runs`, or `latest`.
+        run: String,
+        /// The SQLite store.
+        #[arg(long, default_value = DEFAULT_DB)]
+        db: PathBuf,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
+    /// Print this machine's hardware profile and its fingerprint.
+    Fingerprint {
+        /// Output format (`json` can be passed to `ingest --fingerprint`).
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
+}
+
+#[derive(clap::Args)]
+struct IngestArgs {
+    /// The Criterion output directory [default: the cargo target directory's `criterion/`].
+    path: Option<PathBuf>,
+    /// The SQLite store.
+    #[arg(long, default_value = DEFAULT_DB)]
+    db: PathBuf,
+    /// The repository, OWNER/NAME [default: $GITHUB_REPOSITORY, else the `origin` remote].
+    #[arg(long)]
+    repo: Option<String>,
+    /// The full 40-hex commit SHA measured [default: `git rev-parse HEAD`].
+    #[arg(long)]
+    commit: Option<String>,
+    /// The branch measured [default: the checked-out branch].
+    #[arg(long)]
+    branch: Option<String>,
+    /// Why the run was made.
+    #[arg(long, value_enum, default_value_t = KindArg::Local)]
+    kind: KindArg,
+    /// The pull request number, for `--kind pr`.
+    #[arg(long)]
+    pr: Option<u64>,
+    /// The attempt under the same (repository, commit, fingerprint, kind); CI re-runs count up.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    attempt: u32,
+    /// Read this saved baseline (`--save-baseline NAME`) instead of the latest results (`new`).
+    #[arg(long, default_value = criterion::DEFAULT_BASELINE)]
+    baseline: String,
+    /// Read `cargo criterion --message-format=json` output from FILE, or `-` for standard input.
+    #[arg(long, value_name = "FILE|-", conflicts_with = "path")]
+    cargo_criterion_json: Option<PathBuf>,
+    /// The machine's profile from `benchgate fingerprint --format json` [default: this machine].
+    #[arg(long, value_name = "FILE")]
+    fingerprint: Option<PathBuf>,
+    /// Overwrite a stored run with the same key but different results.
+    #[arg(long)]
+    replace: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum KindArg {
+    Local,
+    Push,
+    Pr,
+    Nightly,
+}
+
+impl From<KindArg> for RunKind {
+    fn from(kind: KindArg) -> Self {
+        match kind {
+            KindArg::Local => RunKind::Local,
+            KindArg::Push => RunKind::Push,
+            KindArg::Pr => RunKind::Pr,
+            KindArg::Nightly => RunKind::Nightly,
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("benchgate: error: cannot start the async runtime: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("benchgate: error: {}", one_line(&format!("{error:#}")));
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Errors are one line, whatever a lower layer put in them.
+fn one_line(message: &str) -> String {
+    message.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Ingest(args) => ingest(args).await,
+        Command::Runs { db, format } => {
+            let store = open_existing_store(&db).await?;
+            let runs = store.list_runs().await?;
+            store.close().await;
+            print!("{}", render::runs(&runs, format == Format::Json)?);
+            Ok(())
+        }
+        Command::Show { run, db, format } => {
+            let store = open_existing_store(&db).await?;
+            let stored = match run.as_str() {
+                "latest" => match store.list_runs().await?.last() {
+                    Some(latest) => store.get_run(latest.id).await,
+                    None => bail!(
+                        "{}: no runs stored yet; add one with `benchgate ingest`",
+                        db.display()
+                    ),
+                },
+                id => store.get_run(RunId::parse(id)?).await,
+            };
+            store.close().await;
+            print!("{}", render::run(&stored?, format == Format::Json)?);
+            Ok(())
+        }
+        Command::Fingerprint { format } => {
+            let profile = environment::detect_profile()?;
+            print!("{}", render::profile(&profile, format == Format::Json)?);
+            Ok(())
+        }
+    }
+}
+
+async fn ingest(args: IngestArgs) -> anyhow::Result<()> {
+    // Everything is read and checked before the store is opened: bad input leaves it untouched.
+    let commit = match &args.commit {
+        Some(sha) => CommitSha::parse(sha).context("--commit")?,
+        None => environment::head_commit()?,
+    };
+    let repository = match &args.repo {
+        Some(name) => RepositoryName::parse(name).context("--repo")?,
+        None => environment::repository()?,
+    };
+    if args.pr == Some(0) {
+        bail!("--pr: a pull request number is positive");
+    }
+    let branch = args.branch.clone().or_else(environment::branch);
+
+    let measurements = match &args.cargo_criterion_json {
+        Some(source) if source.as_os_str() == "-" => {
+            cargo_criterion::read_messages(std::io::stdin().lock(), Path::new("-"))?
+        }
+        Some(source) => {
+            let file = std::fs::File::open(source)
+                .with_context(|| format!("{}: cannot open", source.display()))?;
+            cargo_criterion::read_messages(BufReader::new(file), source)?
+        }
+        None => {
+            let root = match &args.path {
+                Some(path) => path.clone(),
+                None => environment::criterion_home()?,
+            };
+            criterion::read_tree(&root, &args.baseline)?
+        }
+    };
+
+    let profile = match &args.fingerprint {
+        Some(path) => read_profile_file(path)?,
+        None => environment::detect_profile()?,
+    };
+
+    let run = NewRun {
+        meta: RunMeta {
+            repository,
+            commit,
+            branch,
+            kind: args.kind.into(),
+            pr_number: args.pr,
+            attempt: args.attempt,
+        },
+        profile,
+        recorded_at: SystemTime::now(),
+        measurements,
+    };
+    let store = Store::open(&args.db).await?;
+    let outcome = store.ingest(&run, args.replace).await;
+    store.close().await;
+    let outcome = outcome?;
+    let what = match outcome {
+        IngestOutcome::Created(_) => "stored".to_owned(),
+        IngestOutcome::Unchanged(_) => "already stored, unchanged:".to_owned(),
+        IngestOutcome::Replaced { previous, .. } => format!("replaced run {previous} with"),
+    };
+    eprintln!(
+        "benchgate: {what} run {} — {} benchmarks of {}@{} ({}, fingerprint {}) in {}",
+        outcome.run_id(),
+        run.measurements.len(),
+        run.meta.repository,
+        run.meta.commit.short(),
+        run.meta.kind,
+        run.profile.fingerprint().short(),
+        args.db.display()
+    );
+    println!("{}", outcome.run_id());
+    Ok(())
+}
+
+/// Reads a profile written by `benchgate fingerprint --format json`, checking its hash.
+fn read_profile_file(path: &Path) -> anyhow::Result<HardwareProfile> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read", path.display()))?;
+    let file: render::ProfileFile = serde_json::from_str(&text).with_context(|| {
+        format!(
+            "{}: not a `benchgate fingerprint --format json` file",
+            path.display()
+        )
+    })?;
+    let computed = file.profile.fingerprint();
+    if computed.as_str() != file.fingerprint {
+        bail!(
+            "{}: field `fingerprint` is {} but the profile hashes to {computed}; the file was edited or comes from another benchgate version",
+            path.display(),
+            file.fingerprint
+        );
+    }
+    Ok(file.profile)
+}
+
+/// Opens a store that must already exist (reading commands never create one).
+async fn open_existing_store(db: &Path) -> anyhow::Result<Store> {
+    if !db.is_file() {
+        bail!(
+            "{}: no such store; run `benchgate ingest` first or pass --db",
+            db.display()
+        );
+    }
+    Ok(Store::open(db).await?)
+}

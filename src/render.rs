@@ -1,0 +1,283 @@
+//! Text and JSON renderings of runs, measurements and hardware profiles for the terminal and for
+//! scripts. The JSON shapes are documented in the README and stable.
+
+use std::fmt::Write as _;
+use std::time::SystemTime;
+
+use benchgate_collector::{Estimate, HardwareProfile, Measurement, RunSummary, StoredRun};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// The file `benchgate fingerprint --format json` writes and `ingest --fingerprint` reads.
+#[derive(Serialize, Deserialize)]
+pub struct ProfileFile {
+    /// The fingerprint hash.
+    pub fingerprint: String,
+    /// Every component, hashed or recorded.
+    pub profile: HardwareProfile,
+}
+
+fn timestamp(time: SystemTime) -> String {
+    humantime::format_rfc3339_seconds(time).to_string()
+}
+
+fn summary_json(run: &RunSummary) -> Value {
+    json!({
+        "id": run.id.get(),
+        "repository": run.meta.repository.as_str(),
+        "commit": run.meta.commit.as_str(),
+        "branch": run.meta.branch,
+        "kind": run.meta.kind.as_str(),
+        "pr": run.meta.pr_number,
+        "attempt": run.meta.attempt,
+        "fingerprint": run.fingerprint.as_str(),
+        "recorded_at": timestamp(run.recorded_at),
+        "n_benchmarks": run.n_benchmarks,
+    })
+}
+
+fn estimate_json(estimate: &Estimate) -> Value {
+    json!({ "point": estimate.point, "lower": estimate.lower, "upper": estimate.upper })
+}
+
+fn measurement_json(m: &Measurement) -> Value {
+    let throughput = m.throughput.map(|t| {
+        let mut value = json!({ "kind": t.kind(), "amount": t.amount() });
+        if let Some(bytes) = t.secondary_bytes() {
+            value["bytes"] = json!(bytes);
+        }
+        value
+    });
+    json!({
+        "id": m.id.as_str(),
+        "throughput": throughput,
+        "mean": estimate_json(&m.mean),
+        "median": estimate_json(&m.median),
+        "n_samples": m.samples.len(),
+    })
+}
+
+/// `benchgate runs`.
+pub fn runs(runs: &[RunSummary], as_json: bool) -> anyhow::Result<String> {
+    if as_json {
+        let list: Vec<Value> = runs.iter().map(summary_json).collect();
+        return Ok(serde_json::to_string_pretty(&list)? + "\n");
+    }
+    if runs.is_empty() {
+        return Ok("no runs stored yet; add one with `benchgate ingest`\n".to_owned());
+    }
+    let rows: Vec<[String; 8]> = runs
+        .iter()
+        .map(|r| {
+            [
+                r.id.to_string(),
+                r.meta.repository.to_string(),
+                r.meta.commit.short().to_owned(),
+                r.meta.branch.clone().unwrap_or_else(|| "-".to_owned()),
+                match r.meta.pr_number {
+                    Some(pr) => format!("{} #{pr}", r.meta.kind),
+                    None => r.meta.kind.to_string(),
+                },
+                r.fingerprint.short().to_owned(),
+                timestamp(r.recorded_at),
+                r.n_benchmarks.to_string(),
+            ]
+        })
+        .collect();
+    let header = [
+        "ID",
+        "REPOSITORY",
+        "COMMIT",
+        "BRANCH",
+        "KIND",
+        "FINGERPRINT",
+        "RECORDED",
+        "BENCHMARKS",
+    ];
+    Ok(table(&header, &rows))
+}
+
+/// `benchgate show RUN`.
+pub fn run(run: &StoredRun, as_json: bool) -> anyhow::Result<String> {
+    if as_json {
+        let value = json!({
+            "run": summary_json(&run.summary),
+            "measurements": run.measurements.iter().map(measurement_json).collect::<Vec<_>>(),
+        });
+        return Ok(serde_json::to_string_pretty(&value)? + "\n");
+    }
+    let s = &run.summary;
+    let mut out = String::new();
+    writeln!(
+        out,
+        "run {}: {}@{} ({}{}, attempt {}){}",
+        s.id,
+        s.meta.repository,
+        s.meta.commit.short(),
+        s.meta.kind,
+        s.meta
+            .pr_number
+            .map(|pr| format!(" #{pr}"))
+            .unwrap_or_default(),
+        s.meta.attempt,
+        s.meta
+            .branch
+            .as_deref()
+            .map(|b| format!(" on {b}"))
+            .unwrap_or_default()
+    )?;
+    writeln!(
+        out,
+        "recorded {} on {} ({}, {} cores, {})",
+        timestamp(s.recorded_at),
+        s.fingerprint.short(),
+        run.profile.cpu_brand,
+        run.profile.logical_cores,
+        run.profile.rustc_version
+    )?;
+    writeln!(out)?;
+    let rows: Vec<[String; 5]> = run
+        .measurements
+        .iter()
+        .map(|m| {
+            [
+                m.id.to_string(),
+                format!(
+                    "{} ±{:.1}%",
+                    format_ns(m.median.point),
+                    half_width_percent(&m.median)
+                ),
+                format!(
+                    "{} ±{:.1}%",
+                    format_ns(m.mean.point),
+                    half_width_percent(&m.mean)
+                ),
+                m.throughput
+                    .map(|t| format_throughput(t.kind(), t.amount(), m.median.point))
+                    .unwrap_or_else(|| "-".to_owned()),
+                m.samples.len().to_string(),
+            ]
+        })
+        .collect();
+    out.push_str(&table(
+        &["BENCHMARK", "MEDIAN", "MEAN", "THROUGHPUT", "SAMPLES"],
+        &rows,
+    ));
+    Ok(out)
+}
+
+/// `benchgate fingerprint`.
+pub fn profile(profile: &HardwareProfile, as_json: bool) -> anyhow::Result<String> {
+    let fingerprint = profile.fingerprint();
+    if as_json {
+        let file = ProfileFile {
+            fingerprint: fingerprint.to_string(),
+            profile: profile.clone(),
+        };
+        return Ok(serde_json::to_string_pretty(&file)? + "\n");
+    }
+    let mut out = String::new();
+    writeln!(out, "hardware profile {}", fingerprint)?;
+    writeln!(out, "\nhashed into the fingerprint:")?;
+    for (name, value) in profile.hashed_components() {
+        writeln!(
+            out,
+            "  {name:<22}{}",
+            if value.is_empty() { "-" } else { &value }
+        )?;
+    }
+    writeln!(out, "\nrecorded, not hashed:")?;
+    let unhashed = [
+        ("hostname", profile.hostname.clone()),
+        (
+            "cpu_frequency_mhz",
+            profile.cpu_frequency_mhz.map(|mhz| mhz.to_string()),
+        ),
+        ("kernel_version", profile.kernel_version.clone()),
+        ("os_version", profile.os_version.clone()),
+    ];
+    for (name, value) in unhashed {
+        writeln!(out, "  {name:<22}{}", value.as_deref().unwrap_or("-"))?;
+    }
+    Ok(out)
+}
+
+fn half_width_percent(estimate: &Estimate) -> f64 {
+    if estimate.point > 0.0 {
+        (estimate.upper - estimate.lower) / 2.0 / estimate.point * 100.0
+    } else {
+        0.0
+    }
+}
+
+/// Nanoseconds for people: 4 significant digits in ns, µs, ms or s.
+pub fn format_ns(ns: f64) -> String {
+    let (value, unit) = if ns < 1e3 {
+        (ns, "ns")
+    } else if ns < 1e6 {
+        (ns / 1e3, "µs")
+    } else if ns < 1e9 {
+        (ns / 1e6, "ms")
+    } else {
+        (ns / 1e9, "s")
+    };
+    let decimals = if value >= 100.0 {
+        1
+    } else if value >= 10.0 {
+        2
+    } else {
+        3
+    };
+    format!("{value:.decimals$} {unit}")
+}
+
+/// Throughput at the median time, in the units Criterion would print.
+fn format_throughput(kind: &str, amount: u64, ns_per_iteration: f64) -> String {
+    if ns_per_iteration <= 0.0 {
+        return "-".to_owned();
+    }
+    let per_second = amount as f64 * 1e9 / ns_per_iteration;
+    let (base, units): (f64, &[&str]) = match kind {
+        "Bytes" => (1024.0, &["B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s"]),
+        "BytesDecimal" => (1000.0, &["B/s", "KB/s", "MB/s", "GB/s", "TB/s"]),
+        "Bits" => (1000.0, &["bit/s", "Kbit/s", "Mbit/s", "Gbit/s", "Tbit/s"]),
+        _ => (
+            1000.0,
+            &["elem/s", "Kelem/s", "Melem/s", "Gelem/s", "Telem/s"],
+        ),
+    };
+    let mut value = per_second;
+    let mut unit = 0;
+    while value >= base && unit + 1 < units.len() {
+        value /= base;
+        unit += 1;
+    }
+    format!("{value:.2} {}", units[unit])
+}
+
+fn table<const N: usize>(header: &[&str; N], rows: &[[String; N]]) -> String {
+    let mut widths = header.map(|h| h.chars().count());
+    for row in rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let mut line = |cells: &mut dyn Iterator<Item = &str>| {
+        let mut text = String::new();
+        for (i, cell) in cells.enumerate() {
+            if i > 0 {
+                text.push_str("  ");
+            }
+            text.push_str(cell);
+            text.extend(std::iter::repeat_n(' ', widths[i] - cell.chars().count()));
+        }
+        out.push_str(text.trim_end());
+        out.push('\n');
+    };
+    line(&mut header.iter().copied());
+    for row in rows {
+        line(&mut row.iter().map(String::as_str));
+    }
+    out
+}

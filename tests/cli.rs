@@ -1,0 +1,417 @@
+//! The `benchgate` binary end to end: ingest real Criterion output into a fresh SQLite file, list
+//! and show it, and refuse bad input with exit code 2, one line naming the culprit, and the
+//! store untouched.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests and benches fail loudly
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const SHA: &str = "b288db9ef7427c7003a02530c22b46a385a3c251";
+
+fn corpus(relative: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/corpus")
+        .join(relative)
+}
+
+fn benchgate(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_benchgate"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("GITHUB_REPOSITORY")
+        .env_remove("GITHUB_HEAD_REF")
+        .env_remove("GITHUB_REF_NAME")
+        .env_remove("CRITERION_HOME")
+        .env_remove("CARGO_TARGET_DIR")
+        .output()
+        .unwrap()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8(output.stderr.clone()).unwrap()
+}
+
+/// Asserts exit code 2 and a single error line containing every `needle`.
+fn assert_refused(output: &Output, needles: &[&str]) {
+    let err = stderr(output);
+    assert_eq!(output.status.code(), Some(2), "stderr: {err}");
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(err.starts_with("benchgate: error: "), "{err}");
+    for needle in needles {
+        assert!(err.contains(needle), "{needle:?} not in {err}");
+    }
+    assert!(output.stdout.is_empty(), "nothing on stdout");
+}
+
+fn ingest_merkle(dir: &Path, extra: &[&str]) -> Output {
+    let tree = corpus("dicethedev__MerkleForge/target/criterion");
+    let mut args = vec![
+        "ingest",
+        tree.to_str().unwrap(),
+        "--repo",
+        "dicethedev/MerkleForge",
+        "--commit",
+        SHA,
+    ];
+    args.extend_from_slice(extra);
+    benchgate(dir, &args)
+}
+
+fn json(output: &Output) -> serde_json::Value {
+    assert!(output.status.success(), "{}", stderr(output));
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+#[test]
+fn ingest_prints_the_run_id_and_show_prints_every_measurement() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = ingest_merkle(
+        dir.path(),
+        &["--kind", "pr", "--pr", "42", "--branch", "feature/x"],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(stdout(&output), "1\n");
+    assert!(
+        dir.path().join(".benchgate/benchgate.db").is_file(),
+        "default store"
+    );
+
+    let runs = json(&benchgate(dir.path(), &["runs", "--format", "json"]));
+    let run = &runs[0];
+    assert_eq!(run["id"], 1);
+    assert_eq!(run["repository"], "dicethedev/MerkleForge");
+    assert_eq!(run["commit"], SHA);
+    assert_eq!(run["branch"], "feature/x");
+    assert_eq!(run["kind"], "pr");
+    assert_eq!(run["pr"], 42);
+    assert_eq!(run["n_benchmarks"], 30);
+    assert_eq!(run["fingerprint"].as_str().unwrap().len(), 64);
+
+    let shown = json(&benchgate(dir.path(), &["show", "1", "--format", "json"]));
+    let measurements = shown["measurements"].as_array().unwrap();
+    assert_eq!(measurements.len(), 30);
+    let flat = measurements
+        .iter()
+        .find(|m| m["id"] == "hash_throughput/Keccak-256/1048576")
+        .unwrap();
+    assert_eq!(
+        flat["throughput"],
+        serde_json::json!({"kind": "Bytes", "amount": 1048576})
+    );
+    assert_eq!(flat["median"]["point"], 2746399.34375);
+    assert_eq!(flat["n_samples"], 100);
+
+    let text = stdout(&benchgate(dir.path(), &["show", "latest"]));
+    assert!(
+        text.contains("hash_throughput/Keccak-256/1048576") && text.contains("2.746 ms"),
+        "{text}"
+    );
+    let listing = stdout(&benchgate(dir.path(), &["runs"]));
+    assert!(
+        listing.contains("b288db9ef742") && listing.contains("pr #42"),
+        "{listing}"
+    );
+}
+
+#[test]
+fn the_same_run_again_is_idempotent_and_a_different_one_needs_replace() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(stdout(&ingest_merkle(dir.path(), &[])), "1\n");
+    let again = ingest_merkle(dir.path(), &[]);
+    assert_eq!(stdout(&again), "1\n");
+    assert!(stderr(&again).contains("unchanged"), "{}", stderr(&again));
+
+    let other_tree = corpus("Aida118__szse-binary-rs/target/criterion");
+    let args = [
+        "ingest",
+        other_tree.to_str().unwrap(),
+        "--repo",
+        "dicethedev/MerkleForge",
+        "--commit",
+        SHA,
+    ];
+    assert_refused(
+        &benchgate(dir.path(), &args),
+        &["already stores", "--replace"],
+    );
+    let runs = json(&benchgate(dir.path(), &["runs", "--format", "json"]));
+    assert_eq!(runs.as_array().unwrap().len(), 1);
+    assert_eq!(runs[0]["n_benchmarks"], 30, "the stored run is untouched");
+
+    let mut replace = args.to_vec();
+    replace.push("--replace");
+    let replaced = benchgate(dir.path(), &replace);
+    assert_eq!(stdout(&replaced), "2\n", "{}", stderr(&replaced));
+    let runs = json(&benchgate(dir.path(), &["runs", "--format", "json"]));
+    assert_eq!(runs.as_array().unwrap().len(), 1);
+    assert_eq!(runs[0]["n_benchmarks"], 3);
+}
+
+#[test]
+fn bad_input_exits_2_naming_the_culprit_and_leaves_the_store_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(ingest_merkle(dir.path(), &[]).status.success());
+    let db = dir.path().join(".benchgate/benchgate.db");
+    let snapshot = || stdout(&benchgate(dir.path(), &["show", "1", "--format", "json"]));
+    let before = snapshot();
+
+    let broken = tempfile::tempdir().unwrap();
+    copy_dir(
+        &corpus("Aida118__szse-binary-rs/target/criterion"),
+        broken.path(),
+    );
+    let sample = broken.path().join("TickTrade/parse/new/sample.json");
+    let text = std::fs::read_to_string(&sample).unwrap();
+    std::fs::write(&sample, &text[..text.len() - 40]).unwrap();
+    let broken_path = broken.path().to_str().unwrap();
+    let empty = tempfile::tempdir().unwrap();
+
+    let cases: Vec<(Vec<&str>, Vec<&str>)> = vec![
+        (
+            vec!["ingest", "/no/such/dir", "--repo", "a/b", "--commit", SHA],
+            vec!["/no/such/dir", "no such directory"],
+        ),
+        (
+            vec![
+                "ingest",
+                empty.path().to_str().unwrap(),
+                "--repo",
+                "a/b",
+                "--commit",
+                SHA,
+            ],
+            vec!["no Criterion benchmarks"],
+        ),
+        (
+            vec!["ingest", broken_path, "--repo", "a/b", "--commit", SHA],
+            vec!["TickTrade/parse/new/sample.json", "truncated"],
+        ),
+        (
+            vec!["ingest", broken_path, "--repo", "a/b", "--commit", "abc123"],
+            vec!["--commit", "\"abc123\"", "40-hex"],
+        ),
+        (
+            vec![
+                "ingest",
+                broken_path,
+                "--repo",
+                "not-a-repo",
+                "--commit",
+                SHA,
+            ],
+            vec!["--repo", "OWNER/NAME"],
+        ),
+        (vec!["show", "99"], vec!["run 99 not found"]),
+        (vec!["show", "x1"], vec!["invalid run id \"x1\""]),
+    ];
+    for (args, needles) in cases {
+        let output = benchgate(dir.path(), &args);
+        assert_refused(&output, &needles);
+    }
+    // clap's own usage errors also exit 2.
+    assert_eq!(
+        benchgate(dir.path(), &["ingest", "--kind", "weekly"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(snapshot(), before);
+    assert_eq!(
+        json(&benchgate(dir.path(), &["runs", "--format", "json"]))
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+
+    // A bad tree never creates a store either.
+    let fresh = tempfile::tempdir().unwrap();
+    assert_refused(
+        &benchgate(
+            fresh.path(),
+            &["ingest", broken_path, "--repo", "a/b", "--commit", SHA],
+        ),
+        &["sample.json"],
+    );
+    assert!(!fresh.path().join(".benchgate").exists());
+    assert_refused(&benchgate(fresh.path(), &["runs"]), &["no such store"]);
+    assert!(db.is_file());
+}
+
+#[test]
+fn cargo_criterion_json_is_read_from_a_file_and_from_stdin() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("collector/tests/fixtures/cargo-criterion-sample-workloads.jsonl");
+    let from_file = benchgate(
+        dir.path(),
+        &[
+            "ingest",
+            "--cargo-criterion-json",
+            fixture.to_str().unwrap(),
+            "--repo",
+            "a/b",
+            "--commit",
+            SHA,
+        ],
+    );
+    assert_eq!(stdout(&from_file), "1\n", "{}", stderr(&from_file));
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_benchgate"))
+        .args([
+            "ingest",
+            "--cargo-criterion-json",
+            "-",
+            "--repo",
+            "a/b",
+            "--commit",
+            SHA,
+            "--attempt",
+            "2",
+        ])
+        .current_dir(dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(
+        &mut child.stdin.take().unwrap(),
+        &std::fs::read(&fixture).unwrap(),
+    )
+    .unwrap();
+    let from_stdin = child.wait_with_output().unwrap();
+    assert_eq!(stdout(&from_stdin), "2\n", "{}", stderr(&from_stdin));
+
+    let first = json(&benchgate(dir.path(), &["show", "1", "--format", "json"]));
+    let second = json(&benchgate(dir.path(), &["show", "2", "--format", "json"]));
+    assert_eq!(first["measurements"], second["measurements"]);
+    let parse = &first["measurements"][1];
+    assert_eq!(parse["id"], "parse/csv numbers/16");
+    assert_eq!(parse["median"]["point"], 234.02265960904492);
+    assert_eq!(parse["throughput"]["kind"], "Bytes");
+    assert_eq!(parse["n_samples"], 20);
+
+    let garbled = dir.path().join("garbled.jsonl");
+    std::fs::write(
+        &garbled,
+        "{\"reason\":\"benchmark-complete\",\"id\":\"x\"\n",
+    )
+    .unwrap();
+    assert_refused(
+        &benchgate(
+            dir.path(),
+            &[
+                "ingest",
+                "--cargo-criterion-json",
+                garbled.to_str().unwrap(),
+                "--repo",
+                "a/b",
+                "--commit",
+                SHA,
+            ],
+        ),
+        &["garbled.jsonl: line 1"],
+    );
+}
+
+#[test]
+fn commit_repository_and_branch_default_from_git() {
+    let dir = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        let status = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(dir.path())
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&["init", "-q", "-b", "trunk"]);
+    git(&["remote", "add", "origin", "git@github.com:acme/rocket.git"]);
+    git(&["commit", "-q", "--allow-empty", "-m", "first"]);
+    let head = Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let head = String::from_utf8(head.stdout).unwrap().trim().to_owned();
+
+    let tree = corpus("Aida118__szse-binary-rs/target/criterion");
+    let output = benchgate(dir.path(), &["ingest", tree.to_str().unwrap()]);
+    assert_eq!(stdout(&output), "1\n", "{}", stderr(&output));
+    let runs = json(&benchgate(dir.path(), &["runs", "--format", "json"]));
+    assert_eq!(runs[0]["commit"], head.as_str());
+    assert_eq!(runs[0]["repository"], "acme/rocket");
+    assert_eq!(runs[0]["branch"], "trunk");
+    assert_eq!(runs[0]["kind"], "local");
+
+    let not_git = tempfile::tempdir().unwrap();
+    assert_refused(
+        &benchgate(
+            not_git.path(),
+            &["ingest", tree.to_str().unwrap(), "--repo", "a/b"],
+        ),
+        &["--commit"],
+    );
+}
+
+#[test]
+fn the_fingerprint_file_round_trips_and_tampering_is_caught() {
+    let dir = tempfile::tempdir().unwrap();
+    let printed = benchgate(dir.path(), &["fingerprint", "--format", "json"]);
+    let profile = json(&printed);
+    let hash = profile["fingerprint"].as_str().unwrap().to_owned();
+    assert_eq!(hash.len(), 64);
+    assert_eq!(
+        profile["profile"]["host_triple"],
+        "x86_64-unknown-linux-gnu"
+    );
+    let text = stdout(&benchgate(dir.path(), &["fingerprint"]));
+    assert!(
+        text.contains(&hash) && text.contains("recorded, not hashed"),
+        "{text}"
+    );
+
+    let file = dir.path().join("profile.json");
+    std::fs::write(&file, &printed.stdout).unwrap();
+    assert!(
+        ingest_merkle(dir.path(), &["--fingerprint", file.to_str().unwrap()])
+            .status
+            .success()
+    );
+    assert_eq!(
+        json(&benchgate(dir.path(), &["runs", "--format", "json"]))[0]["fingerprint"],
+        hash.as_str()
+    );
+
+    let mut tampered = profile.clone();
+    tampered["profile"]["logical_cores"] = 64.into();
+    std::fs::write(&file, tampered.to_string()).unwrap();
+    assert_refused(
+        &ingest_merkle(
+            dir.path(),
+            &["--fingerprint", file.to_str().unwrap(), "--attempt", "2"],
+        ),
+        &["profile.json", "fingerprint"],
+    );
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
