@@ -17,7 +17,15 @@ pub const DEFAULT_BASELINE: &str = "new";
 /// `benchmark.json`: the benchmark's identity and throughput.
 #[derive(Deserialize)]
 struct BenchmarkFile {
-    full_id: String,
+    /// Present in every Criterion release we have seen; composed from the parts if not.
+    #[serde(default)]
+    full_id: Option<String>,
+    #[serde(default)]
+    group_id: Option<String>,
+    #[serde(default)]
+    function_id: Option<String>,
+    #[serde(default)]
+    value_str: Option<String>,
     #[serde(default)]
     title: Option<String>,
     #[serde(default)]
@@ -88,21 +96,58 @@ struct SampleFile {
 /// file and field.
 pub fn read_tree(root: &Path, baseline: &str) -> Result<Vec<Measurement>> {
     let benchmark_dirs = find_benchmark_dirs(root, baseline)?;
-    let mut measurements = Vec::with_capacity(benchmark_dirs.len());
-    let mut seen: HashMap<String, PathBuf> = HashMap::with_capacity(benchmark_dirs.len());
-    for dir in &benchmark_dirs {
-        let measurement = read_benchmark(root, dir, baseline)?;
-        let results_dir = dir.join(baseline);
-        if let Some(first) = seen.insert(measurement.id.as_str().to_owned(), results_dir.clone()) {
+    let measurements = read_benchmarks(root, &benchmark_dirs, baseline)?;
+    let mut seen: HashMap<&str, &Path> = HashMap::with_capacity(measurements.len());
+    for (measurement, dir) in measurements.iter().zip(&benchmark_dirs) {
+        if let Some(first) = seen.insert(measurement.id.as_str(), dir) {
             return Err(Error::DuplicateBenchmark {
                 id: measurement.id.as_str().to_owned(),
-                first,
-                second: results_dir,
+                first: first.join(baseline),
+                second: dir.join(baseline),
             });
         }
-        measurements.push(measurement);
     }
+    let mut measurements = measurements;
     measurements.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok(measurements)
+}
+
+/// Below this many benchmarks, one thread reads faster than several start.
+const PARALLEL_READ_THRESHOLD: usize = 64;
+
+/// Reads the benchmark directories in order, on every available core for large trees. On
+/// failure the error is that of the first bad directory in order, however the work was split.
+fn read_benchmarks(root: &Path, dirs: &[PathBuf], baseline: &str) -> Result<Vec<Measurement>> {
+    let read_chunk = |chunk: &[PathBuf]| -> Result<Vec<Measurement>> {
+        chunk
+            .iter()
+            .map(|dir| read_benchmark(root, dir, baseline))
+            .collect()
+    };
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8);
+    if threads == 1 || dirs.len() < PARALLEL_READ_THRESHOLD {
+        return read_chunk(dirs);
+    }
+    let chunk_results: Vec<Result<Vec<Measurement>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = dirs
+            .chunks(dirs.len().div_ceil(threads))
+            .map(|chunk| scope.spawn(move || read_chunk(chunk)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| {
+                handle
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
+    let mut measurements = Vec::with_capacity(dirs.len());
+    for chunk in chunk_results {
+        measurements.extend(chunk?);
+    }
     Ok(measurements)
 }
 
@@ -211,26 +256,43 @@ fn read_benchmark(root: &Path, dir: &Path, baseline: &str) -> Result<Measurement
 
 fn read_benchmark_file(path: &Path) -> Result<(BenchmarkId, Option<Throughput>)> {
     let file: BenchmarkFile = parse_json_file(path)?;
-    let id = BenchmarkId::parse(identity(&file)).map_err(|_| Error::InvalidValue {
-        path: path.to_owned(),
-        field: "full_id".to_owned(),
-        reason: "must be non-empty and hold no control characters".to_owned(),
-    })?;
+    let id = identity(&file)
+        .and_then(|id| BenchmarkId::parse(&id).ok())
+        .ok_or_else(|| Error::InvalidValue {
+            path: path.to_owned(),
+            field: "full_id".to_owned(),
+            reason: "missing or empty (or holding control characters); a benchmark needs an id"
+                .to_owned(),
+        })?;
     Ok((id, file.throughput.map(Throughput::from)))
 }
 
 /// The benchmark's identity: `full_id`, except where Criterion found the same id twice in one
-/// run and made the second unique by suffixing its title (`aes-1MB` and `aes-1MB #2`).
-fn identity(file: &BenchmarkFile) -> &str {
+/// run and made the second unique by suffixing its title (`aes-1MB` and `aes-1MB #2`). Without
+/// `full_id`, the id is composed as Criterion composes it: `group/function/value`.
+fn identity(file: &BenchmarkFile) -> Option<String> {
+    let full_id = match &file.full_id {
+        Some(full_id) => full_id.clone(),
+        None => {
+            let parts: Vec<&str> = [&file.group_id, &file.function_id, &file.value_str]
+                .into_iter()
+                .filter_map(|part| part.as_deref())
+                .collect();
+            if parts.is_empty() {
+                return None;
+            }
+            parts.join("/")
+        }
+    };
     if let Some(title) = &file.title
-        && let Some(suffix) = title.strip_prefix(file.full_id.as_str())
+        && let Some(suffix) = title.strip_prefix(full_id.as_str())
         && let Some(number) = suffix.strip_prefix(" #")
         && !number.is_empty()
         && number.bytes().all(|b| b.is_ascii_digit())
     {
-        return title;
+        return Some(title.clone());
     }
-    &file.full_id
+    Some(full_id)
 }
 
 /// A legacy tree's identity: the benchmark directory's path below the root, `/`-separated.

@@ -358,3 +358,111 @@ impl fmt::Display for RunId {
         write!(f, "{}", self.0)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn commit_shas_must_be_forty_hex_digits() {
+        let valid = "B288DB9EF7427C7003A02530C22B46A385A3C251";
+        assert_eq!(
+            CommitSha::parse(valid).unwrap().as_str(),
+            valid.to_ascii_lowercase()
+        );
+        assert_eq!(CommitSha::parse(valid).unwrap().short(), "b288db9ef742");
+        for invalid in [
+            "",
+            "b288db9",
+            "g288db9ef7427c7003a02530c22b46a385a3c251",
+            " b288db9ef7427c7003a02530c22b46a385a3c25",
+        ] {
+            assert!(CommitSha::parse(invalid).is_err(), "{invalid:?}");
+        }
+    }
+
+    #[test]
+    fn repository_names_are_owner_slash_name() {
+        for valid in ["rust-lang/regex", "a/b", "Owner_1/repo.rs"] {
+            assert_eq!(RepositoryName::parse(valid).unwrap().as_str(), valid);
+        }
+        for invalid in [
+            "",
+            "regex",
+            "/regex",
+            "rust-lang/",
+            "a/b/c",
+            "a b/c",
+            "../x",
+            "a/..",
+        ] {
+            assert!(RepositoryName::parse(invalid).is_err(), "{invalid:?}");
+        }
+    }
+
+    #[test]
+    fn run_kinds_round_trip_and_unknown_ones_are_named() {
+        for kind in [RunKind::Local, RunKind::Push, RunKind::Pr, RunKind::Nightly] {
+            assert_eq!(kind.as_str().parse::<RunKind>().unwrap(), kind);
+        }
+        let error = "weekly".parse::<RunKind>().unwrap_err().to_string();
+        assert!(
+            error.contains("\"weekly\"") && error.contains("nightly"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn benchmark_ids_keep_every_printable_character() {
+        for id in ["a b/c::d [e] (f)", "λ/Ünïcode", "x #2"] {
+            assert_eq!(BenchmarkId::parse(id).unwrap().as_str(), id);
+        }
+        assert!(BenchmarkId::parse("").is_err());
+        assert!(BenchmarkId::parse("a\nb").is_err());
+    }
+
+    #[test]
+    fn throughput_round_trips_through_its_stored_parts() {
+        let all = [
+            Throughput::Bytes(1),
+            Throughput::BytesDecimal(2),
+            Throughput::Elements(3),
+            Throughput::Bits(4),
+            Throughput::ElementsAndBytes {
+                elements: 5,
+                bytes: 6,
+            },
+        ];
+        for t in all {
+            assert_eq!(
+                Throughput::from_parts(t.kind(), t.amount(), t.secondary_bytes()),
+                Some(t)
+            );
+        }
+        assert_eq!(Throughput::from_parts("Furlongs", 1, None), None);
+    }
+
+    #[test]
+    fn samples_divide_times_by_iterations() {
+        let samples = Samples::new(vec![2.0, 4.0], vec![10.0, 30.0]).unwrap();
+        assert_eq!(samples.per_iteration().collect::<Vec<_>>(), [5.0, 7.5]);
+        assert_eq!(
+            Samples::new(vec![0.0], vec![1.0]).unwrap_err().0,
+            "iters[0]"
+        );
+        assert_eq!(
+            Samples::new(vec![1.0], vec![f64::NAN]).unwrap_err().0,
+            "times[0]"
+        );
+        assert_eq!(Samples::new(vec![], vec![]).unwrap_err().0, "iters");
+    }
+
+    #[test]
+    fn run_ids_are_positive_integers() {
+        assert_eq!(RunId::parse("17").unwrap().get(), 17);
+        for invalid in ["0", "-1", "x", "", "1.5"] {
+            assert!(RunId::parse(invalid).is_err(), "{invalid:?}");
+        }
+    }
+}

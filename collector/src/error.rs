@@ -21,7 +21,7 @@ pub enum Error {
 
     /// A directory holds no Criterion benchmark for the requested baseline.
     #[error(
-        "{}: no Criterion benchmarks found (looked for */{baseline}/estimates.json); run `cargo bench` first or pass the criterion directory",
+        "{}: no Criterion benchmarks found (looked for */{baseline}/estimates.json); run `cargo bench` first or pass the criterion directory (cargo criterion writes no such tree: pass its --message-format=json output with --cargo-criterion-json)",
         path.display()
     )]
     EmptyTree {

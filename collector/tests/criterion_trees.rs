@@ -386,3 +386,57 @@ fn ids_with_any_characters_survive() {
     let measurements = read_tree(dir.path(), "new").unwrap();
     assert!(measurements.iter().any(|m| m.id.as_str() == odd));
 }
+
+#[test]
+fn benchmark_json_without_full_id_composes_it_from_its_parts() {
+    let (dir, results) = scratch_tree();
+    edit_json(&results.join("benchmark.json"), |v| {
+        v.as_object_mut().unwrap().remove("full_id");
+        v["value_str"] = "66 bytes".into();
+    });
+    let measurements = read_tree(dir.path(), "new").unwrap();
+    assert!(
+        measurements
+            .iter()
+            .any(|m| m.id.as_str() == "TickTrade/parse/66 bytes")
+    );
+    edit_json(&results.join("benchmark.json"), |v| {
+        let object = v.as_object_mut().unwrap();
+        for key in ["group_id", "function_id", "value_str"] {
+            object.remove(key);
+        }
+    });
+    let message = read_tree(dir.path(), "new").unwrap_err().to_string();
+    assert!(
+        message.contains("benchmark.json") && message.contains("full_id"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_large_tree_with_two_bad_files_reports_the_first_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = corpus().join("Aida118__szse-binary-rs/target/criterion/TickTrade/parse/new");
+    for i in 0..200 {
+        let results = dir.path().join(format!("bench_{i:03}/new"));
+        copy_dir(&source, &results);
+        edit_json(&results.join("benchmark.json"), |v| {
+            v["full_id"] = format!("bench/{i:03}").into()
+        });
+    }
+    assert_eq!(read_tree(dir.path(), "new").unwrap().len(), 200);
+    for i in [37, 180] {
+        fs::write(
+            dir.path().join(format!("bench_{i:03}/new/estimates.json")),
+            "{\"mean\":",
+        )
+        .unwrap();
+    }
+    for _ in 0..5 {
+        let error = read_tree(dir.path(), "new").unwrap_err();
+        assert!(
+            error.to_string().contains("bench_037/new/estimates.json"),
+            "{error}"
+        );
+    }
+}
