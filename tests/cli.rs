@@ -170,6 +170,19 @@ fn bad_input_exits_2_naming_the_culprit_and_leaves_the_store_unchanged() {
     std::fs::write(&sample, &text[..text.len() - 40]).unwrap();
     let broken_path = broken.path().to_str().unwrap();
     let empty = tempfile::tempdir().unwrap();
+    let nan = broken_copy(|results| {
+        edit_json(&results.join("estimates.json"), |v| {
+            v["mean"]["point_estimate"] = serde_json::Value::Null
+        })
+    });
+    let lengths = broken_copy(|results| {
+        edit_json(&results.join("sample.json"), |v| {
+            v["iters"].as_array_mut().unwrap().push(1.0.into())
+        })
+    });
+    let shape = broken_copy(|results| {
+        std::fs::write(results.join("benchmark.json"), "{\"full_id\": 7}").unwrap()
+    });
 
     let cases: Vec<(Vec<&str>, Vec<&str>)> = vec![
         (
@@ -190,6 +203,39 @@ fn bad_input_exits_2_naming_the_culprit_and_leaves_the_store_unchanged() {
         (
             vec!["ingest", broken_path, "--repo", "a/b", "--commit", SHA],
             vec!["TickTrade/parse/new/sample.json", "truncated"],
+        ),
+        (
+            vec![
+                "ingest",
+                nan.path().to_str().unwrap(),
+                "--repo",
+                "a/b",
+                "--commit",
+                SHA,
+            ],
+            vec!["estimates.json", "mean.point_estimate"],
+        ),
+        (
+            vec![
+                "ingest",
+                lengths.path().to_str().unwrap(),
+                "--repo",
+                "a/b",
+                "--commit",
+                SHA,
+            ],
+            vec!["sample.json", "times", "101"],
+        ),
+        (
+            vec![
+                "ingest",
+                shape.path().to_str().unwrap(),
+                "--repo",
+                "a/b",
+                "--commit",
+                SHA,
+            ],
+            vec!["benchmark.json", "full_id"],
         ),
         (
             vec!["ingest", broken_path, "--repo", "a/b", "--commit", "abc123"],
@@ -401,6 +447,24 @@ fn the_fingerprint_file_round_trips_and_tampering_is_caught() {
         ),
         &["profile.json", "fingerprint"],
     );
+}
+
+/// A copy of a real three-benchmark tree with one file of `TickTrade/parse` spoiled by `spoil`.
+fn broken_copy(spoil: impl FnOnce(&Path)) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(
+        &corpus("Aida118__szse-binary-rs/target/criterion"),
+        dir.path(),
+    );
+    spoil(&dir.path().join("TickTrade/parse/new"));
+    dir
+}
+
+fn edit_json(path: &Path, edit: impl FnOnce(&mut serde_json::Value)) {
+    let mut value: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    edit(&mut value);
+    std::fs::write(path, value.to_string()).unwrap();
 }
 
 fn copy_dir(from: &Path, to: &Path) {
