@@ -1,5 +1,10 @@
-//! benchgate's gate: the decision engine, report rendering and the GitHub publisher.
-//!
-//! Empty for now: the decision engine, `compare`/`gate`/`ab` and the reports arrive with the
-//! gate issue, the GitHub publisher and override flow with the GitHub issue. Nothing here
-//! pretends to decide anything yet.
+//! benchgate's gate: the decision engine (pure), report rendering (pure) and, later, the GitHub
+//! publisher.
+
+pub mod decision;
+mod error;
+pub mod policy;
+pub mod stats;
+
+pub use error::{Error, Result};
+pub use policy::Policy;

@@ -1,0 +1,522 @@
+//! The decision engine: a pure function from base and head measurements (one or more rounds),
+//! the baseline's history and the policy to a verdict per benchmark and for the comparison.
+//! No I/O, no clock, no randomness: the same inputs always give the same verdict.
+//!
+//! Per benchmark and round k, the change is `d_k = ln(head median / base median)` of the
+//! per-iteration time. Its noise comes from between-run variation:
+//! - **rounds** (same-job A/B, R ≥ 2): the spread of the `d_k`, moderated across the benchmarks
+//!   of the comparison (an empirical-Bayes prior worth [`PRIOR_DF`] degrees of freedom, as in
+//!   limma's moderated t), because machine-level interference is shared by every benchmark;
+//! - **history** (stored baseline, R = 1): the per-run spread of the baseline's benchmark on the
+//!   same fingerprint, `1.4826 · MAD(Δ ln x) / √2`, from at least [`MIN_HISTORY`] runs;
+//! - otherwise the result is **uncalibrated** and assumes [`UNCALIBRATED_RUN_NOISE`].
+//!
+//! Criterion's within-run interval is always a floor, never the noise itself. Then, with limit
+//! `L` (`ln 1.15` latency, `ln(1/0.9)` throughput): `regressed` if `d̂ ≥ L` and the slowdown is
+//! significant after Holm's correction over all benchmarks; `pass` if the one-sided upper
+//! confidence bound of `d` is below `L`; `inconclusive` otherwise.
+
+use std::collections::HashMap;
+
+use benchgate_collector::{Estimate, Measurement};
+
+use crate::policy::Policy;
+use crate::stats::{mean, median, successive_difference_sigma, t_cdf, t_quantile, variance};
+
+/// Prior weight, in degrees of freedom, of the noise level shared by a comparison's benchmarks.
+pub const PRIOR_DF: f64 = 4.0;
+/// Benchmarks needed in a comparison before their shared noise level is used as a prior.
+pub const MIN_BENCHMARKS_TO_POOL: usize = 5;
+/// Runs of history needed before a stored-baseline comparison counts as calibrated.
+pub const MIN_HISTORY: usize = 10;
+/// Per-run noise (relative) assumed when nothing better is known: the coefficient of variation
+/// measured on GitHub-hosted runners (CodSpeed, 2025: 2.66%), rounded up.
+pub const UNCALIBRATED_RUN_NOISE: f64 = 0.03;
+
+/// How the baseline was obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// Base and head built and run alternately in the same job (A B A B ...).
+    SameJobAb,
+    /// A stored run of the base commit (or a near ancestor) on the same fingerprint.
+    StoredBaseline,
+}
+
+/// What to compare.
+#[derive(Debug, Clone, Copy)]
+pub struct Input<'a> {
+    /// How the baseline was obtained.
+    pub mode: Mode,
+    /// The base side, one entry per round.
+    pub base_rounds: &'a [Vec<Measurement>],
+    /// The head side, one entry per round, paired with `base_rounds` in order.
+    pub head_rounds: &'a [Vec<Measurement>],
+    /// Per benchmark id: ln(median ns) of the baseline's previous runs on the same fingerprint,
+    /// oldest first (stored-baseline mode).
+    pub history: &'a HashMap<String, Vec<f64>>,
+}
+
+/// A benchmark's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Slower by at least the limit, significantly.
+    Regressed,
+    /// The noise allows neither verdict.
+    Inconclusive,
+    /// Significantly slower, but under the limit.
+    Warn,
+    /// Significantly faster.
+    Improved,
+    /// A regression as large as the limit is excluded.
+    Pass,
+    /// Only in the head.
+    New,
+    /// Only in the base.
+    Missing,
+    /// On the ignore list.
+    Ignored,
+}
+
+impl Verdict {
+    /// The name used in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Regressed => "regressed",
+            Verdict::Inconclusive => "inconclusive",
+            Verdict::Warn => "warn",
+            Verdict::Improved => "improved",
+            Verdict::Pass => "pass",
+            Verdict::New => "new",
+            Verdict::Missing => "missing",
+            Verdict::Ignored => "ignored",
+        }
+    }
+}
+
+/// The comparison's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Overall {
+    /// No benchmark regressed and none was inconclusive.
+    Pass,
+    /// At least one benchmark regressed.
+    Regressed,
+    /// None regressed, but at least one could not be decided.
+    Inconclusive,
+    /// Nothing to compare against.
+    NoBaseline,
+}
+
+impl Overall {
+    /// The name used in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Overall::Pass => "pass",
+            Overall::Regressed => "regressed",
+            Overall::Inconclusive => "inconclusive",
+            Overall::NoBaseline => "no-baseline",
+        }
+    }
+}
+
+/// What a benchmark is judged on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Metric {
+    /// Time per iteration; lower is better.
+    Time,
+    /// Work per second; higher is better (judged through time, with the throughput limit).
+    Throughput,
+}
+
+/// Where a benchmark's noise estimate came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NoiseSource {
+    /// The spread across same-job rounds.
+    Rounds,
+    /// The baseline's history on this fingerprint.
+    History,
+    /// Neither: an assumed per-run noise (uncalibrated).
+    Assumed,
+}
+
+/// One benchmark's result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BenchmarkResult {
+    /// The benchmark id.
+    pub id: String,
+    /// Time or throughput.
+    pub metric: Metric,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Base median ns per iteration (geometric mean over rounds).
+    pub base_ns: Option<f64>,
+    /// Head median ns per iteration (geometric mean over rounds).
+    pub head_ns: Option<f64>,
+    /// Work per iteration, for throughput benchmarks (from the head, else the base).
+    pub throughput_per_iteration: Option<(&'static str, u64)>,
+    /// Head/base time ratio, `exp(d̂)`.
+    pub ratio: Option<f64>,
+    /// The limit as a time ratio (1.15 latency, 1.111 throughput by default).
+    pub limit: f64,
+    /// Relative half-width of the two-sided confidence band of the ratio.
+    pub noise: Option<f64>,
+    /// The confidence band of the ratio, (low, high).
+    pub interval: Option<(f64, f64)>,
+    /// One-sided p-value of "slower", before the multiplicity correction.
+    pub p_slower: Option<f64>,
+    /// Where the noise estimate came from.
+    pub noise_source: Option<NoiseSource>,
+    /// True when too little between-run information was available to trust the noise band.
+    pub uncalibrated: bool,
+    /// Rounds compared.
+    pub rounds: usize,
+}
+
+/// The whole comparison's result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    /// The comparison's verdict.
+    pub verdict: Overall,
+    /// How the baseline was obtained.
+    pub mode: Mode,
+    /// Rounds compared.
+    pub rounds: usize,
+    /// Every benchmark, sorted by id.
+    pub benchmarks: Vec<BenchmarkResult>,
+}
+
+impl Decision {
+    /// How many benchmarks got `verdict`.
+    pub fn count(&self, verdict: Verdict) -> usize {
+        self.benchmarks
+            .iter()
+            .filter(|b| b.verdict == verdict)
+            .count()
+    }
+
+    /// The regressed benchmark with the largest slowdown, if any.
+    pub fn worst_regression(&self) -> Option<&BenchmarkResult> {
+        self.benchmarks
+            .iter()
+            .filter(|b| b.verdict == Verdict::Regressed)
+            .max_by(|a, b| a.ratio.unwrap_or(1.0).total_cmp(&b.ratio.unwrap_or(1.0)))
+    }
+}
+
+/// One round's log change and its within-run variance.
+struct RoundChange {
+    d: f64,
+    within_variance: f64,
+    ln_base: f64,
+    ln_head: f64,
+}
+
+/// A compared benchmark before the verdict.
+struct Candidate<'a> {
+    id: &'a str,
+    metric: Metric,
+    throughput: Option<(&'static str, u64)>,
+    changes: Vec<RoundChange>,
+}
+
+/// Decides every benchmark and the comparison.
+pub fn evaluate(input: &Input<'_>, policy: &Policy) -> Decision {
+    let rounds = input.base_rounds.len().min(input.head_rounds.len());
+    let base = index_rounds(&input.base_rounds[..rounds]);
+    let head = index_rounds(&input.head_rounds[..rounds]);
+
+    let mut ids: Vec<&str> = base
+        .iter()
+        .chain(&head)
+        .flat_map(|round| round.keys().copied())
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+
+    let mut results = Vec::with_capacity(ids.len());
+    let mut candidates = Vec::with_capacity(ids.len());
+    for id in ids {
+        let pairs: Vec<(&Measurement, &Measurement)> = (0..rounds)
+            .filter_map(|k| Some((*base[k].get(id)?, *head[k].get(id)?)))
+            .collect();
+        let any_base = base.iter().find_map(|r| r.get(id).copied());
+        let any_head = head.iter().find_map(|r| r.get(id).copied());
+        let throughput = any_head
+            .or(any_base)
+            .and_then(|m| m.throughput)
+            .map(|t| (t.kind(), t.amount()));
+        let metric = if throughput.is_some() {
+            Metric::Throughput
+        } else {
+            Metric::Time
+        };
+        let limit = policy.log_limit(id, metric == Metric::Throughput).exp();
+        let bare = |verdict: Verdict| BenchmarkResult {
+            id: id.to_owned(),
+            metric,
+            verdict,
+            base_ns: any_base.map(|m| m.median.point),
+            head_ns: any_head.map(|m| m.median.point),
+            throughput_per_iteration: throughput,
+            ratio: None,
+            limit,
+            noise: None,
+            interval: None,
+            p_slower: None,
+            noise_source: None,
+            uncalibrated: false,
+            rounds: 0,
+        };
+        if policy.is_ignored(id) {
+            results.push(bare(Verdict::Ignored));
+        } else if pairs.is_empty() {
+            results.push(bare(if any_head.is_some() {
+                Verdict::New
+            } else {
+                Verdict::Missing
+            }));
+        } else {
+            let changes = pairs
+                .iter()
+                .filter_map(|(b, h)| round_change(b, h))
+                .collect::<Vec<_>>();
+            if changes.is_empty() {
+                // Zero times cannot be compared on a log scale.
+                results.push(bare(Verdict::Inconclusive));
+            } else {
+                candidates.push(Candidate {
+                    id,
+                    metric,
+                    throughput,
+                    changes,
+                });
+            }
+        }
+    }
+
+    // The noise level the comparison's benchmarks share, beyond their within-run noise.
+    let excess_variances: Vec<f64> = candidates
+        .iter()
+        .filter(|c| c.changes.len() >= 2)
+        .map(|c| {
+            let d: Vec<f64> = c.changes.iter().map(|r| r.d).collect();
+            (variance(&d) - mean_within(c)).max(0.0)
+        })
+        .collect();
+    let shared_excess = (excess_variances.len() >= MIN_BENCHMARKS_TO_POOL)
+        .then(|| median(&mut excess_variances.clone()));
+
+    let assessed: Vec<Assessed> = candidates
+        .iter()
+        .map(|c| assess(c, shared_excess, input.history.get(c.id).map(Vec::as_slice)))
+        .collect();
+
+    let slower = holm(
+        &assessed.iter().map(|a| a.p_slower).collect::<Vec<_>>(),
+        policy.false_alarm_rate,
+    );
+    let faster = holm(
+        &assessed
+            .iter()
+            .map(|a| 1.0 - a.p_slower)
+            .collect::<Vec<_>>(),
+        policy.false_alarm_rate,
+    );
+    let min_change = policy.min_change.ln_1p();
+    for (i, (candidate, a)) in candidates.iter().zip(&assessed).enumerate() {
+        let log_limit = policy.log_limit(candidate.id, candidate.metric == Metric::Throughput);
+        let upper_one_sided = a.d + t_quantile(policy.confidence, a.df) * a.se;
+        let verdict = if a.d >= log_limit && slower[i] {
+            Verdict::Regressed
+        } else if slower[i] && a.d >= min_change {
+            Verdict::Warn
+        } else if faster[i] && a.d <= -min_change {
+            Verdict::Improved
+        } else if upper_one_sided < log_limit {
+            Verdict::Pass
+        } else {
+            Verdict::Inconclusive
+        };
+        let half_width = t_quantile(0.5 + policy.confidence / 2.0, a.df) * a.se;
+        let n = candidate.changes.len() as f64;
+        let geometric = |values: &mut dyn Iterator<Item = f64>| (values.sum::<f64>() / n).exp();
+        results.push(BenchmarkResult {
+            id: candidate.id.to_owned(),
+            metric: candidate.metric,
+            verdict,
+            base_ns: Some(geometric(&mut candidate.changes.iter().map(|r| r.ln_base))),
+            head_ns: Some(geometric(&mut candidate.changes.iter().map(|r| r.ln_head))),
+            throughput_per_iteration: candidate.throughput,
+            ratio: Some(a.d.exp()),
+            limit: log_limit.exp(),
+            noise: Some(half_width.exp() - 1.0),
+            interval: Some(((a.d - half_width).exp(), (a.d + half_width).exp())),
+            p_slower: Some(a.p_slower),
+            noise_source: Some(a.source),
+            uncalibrated: a.source == NoiseSource::Assumed,
+            rounds: candidate.changes.len(),
+        });
+    }
+    results.sort_by(|a, b| a.id.cmp(&b.id));
+
+    let verdict = if results.iter().any(|r| r.verdict == Verdict::Regressed) {
+        Overall::Regressed
+    } else if candidates.is_empty() {
+        Overall::NoBaseline
+    } else if results.iter().any(|r| r.verdict == Verdict::Inconclusive) {
+        Overall::Inconclusive
+    } else {
+        Overall::Pass
+    };
+    Decision {
+        verdict,
+        mode: input.mode,
+        rounds,
+        benchmarks: results,
+    }
+}
+
+fn index_rounds(rounds: &[Vec<Measurement>]) -> Vec<HashMap<&str, &Measurement>> {
+    rounds
+        .iter()
+        .map(|round| round.iter().map(|m| (m.id.as_str(), m)).collect())
+        .collect()
+}
+
+/// A candidate's change, its standard error and degrees of freedom.
+struct Assessed {
+    d: f64,
+    se: f64,
+    df: f64,
+    p_slower: f64,
+    source: NoiseSource,
+}
+
+fn mean_within(candidate: &Candidate<'_>) -> f64 {
+    mean(
+        &candidate
+            .changes
+            .iter()
+            .map(|r| r.within_variance)
+            .collect::<Vec<_>>(),
+    )
+}
+
+fn assess(
+    candidate: &Candidate<'_>,
+    shared_excess: Option<f64>,
+    history: Option<&[f64]>,
+) -> Assessed {
+    let d_values: Vec<f64> = candidate.changes.iter().map(|r| r.d).collect();
+    let n = d_values.len() as f64;
+    let d = mean(&d_values);
+    let within = mean_within(candidate);
+    let (round_variance, df, source) = if d_values.len() >= 2 {
+        let observed = variance(&d_values);
+        let observed_df = n - 1.0;
+        match shared_excess {
+            Some(excess) => {
+                let prior = excess + within;
+                (
+                    (PRIOR_DF * prior + observed_df * observed) / (PRIOR_DF + observed_df),
+                    PRIOR_DF + observed_df,
+                    NoiseSource::Rounds,
+                )
+            }
+            None => (observed, observed_df, NoiseSource::Rounds),
+        }
+    } else {
+        let sigma = history
+            .filter(|h| h.len() >= MIN_HISTORY)
+            .map(successive_difference_sigma);
+        match sigma {
+            // Base and head are each one noisy run.
+            Some(sigma) if sigma.is_finite() => (
+                2.0 * sigma * sigma,
+                (history.map_or(0, <[f64]>::len) - 1) as f64,
+                NoiseSource::History,
+            ),
+            _ => (
+                2.0 * UNCALIBRATED_RUN_NOISE * UNCALIBRATED_RUN_NOISE,
+                f64::INFINITY,
+                NoiseSource::Assumed,
+            ),
+        }
+    };
+    let se = (round_variance.max(within) / n).sqrt().max(1e-12);
+    let p_slower = 1.0 - t_cdf(d / se, df);
+    Assessed {
+        d,
+        se,
+        df,
+        p_slower,
+        source,
+    }
+}
+
+/// `ln(head/base)` of the medians and its within-run variance from Criterion's intervals.
+fn round_change(base: &Measurement, head: &Measurement) -> Option<RoundChange> {
+    let (b, h) = (base.median.point, head.median.point);
+    if !(b > 0.0 && h > 0.0) {
+        return None;
+    }
+    Some(RoundChange {
+        d: (h / b).ln(),
+        within_variance: log_variance(&base.median) + log_variance(&head.median),
+        ln_base: b.ln(),
+        ln_head: h.ln(),
+    })
+}
+
+/// The variance of ln(point) implied by a confidence interval.
+fn log_variance(estimate: &Estimate) -> f64 {
+    let z = t_quantile(0.5 + estimate.confidence_level / 2.0, f64::INFINITY);
+    let half_width = if estimate.lower > 0.0 {
+        (estimate.upper.ln() - estimate.lower.ln()) / 2.0
+    } else {
+        (estimate.upper - estimate.lower) / (2.0 * estimate.point)
+    };
+    if half_width.is_finite() {
+        (half_width / z).powi(2)
+    } else {
+        0.0
+    }
+}
+
+/// Holm's step-down procedure: which hypotheses are rejected at family-wise level `alpha`.
+fn holm(p_values: &[f64], alpha: f64) -> Vec<bool> {
+    let m = p_values.len();
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(|&a, &b| p_values[a].total_cmp(&p_values[b]));
+    let mut rejected = vec![false; m];
+    for (rank, &i) in order.iter().enumerate() {
+        if p_values[i] <= alpha / (m - rank) as f64 {
+            rejected[i] = true;
+        } else {
+            break;
+        }
+    }
+    rejected
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::holm;
+
+    #[test]
+    fn holm_steps_down_and_stops_at_the_first_failure() {
+        // m = 4, α = 0.05: thresholds 0.0125, 0.0167, 0.025, 0.05.
+        assert_eq!(
+            holm(&[0.01, 0.04, 0.015, 0.2], 0.05),
+            [true, false, true, false]
+        );
+        assert_eq!(holm(&[0.013, 0.001], 0.05), [true, true]);
+        assert_eq!(holm(&[0.03, 0.03], 0.05), [false, false]);
+        assert!(holm(&[], 0.05).is_empty());
+    }
+}

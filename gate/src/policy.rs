@@ -1,0 +1,368 @@
+//! The gate's policy: regression limits (global and per benchmark by glob), the ignore list and
+//! the error rates, read from `benchgate.toml` and validated key by key.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::error::{Error, Result};
+
+/// Default latency limit: +15% time.
+pub const DEFAULT_LATENCY_INCREASE: f64 = 0.15;
+/// Default throughput limit: −10% throughput (a time ratio of 1/0.9).
+pub const DEFAULT_THROUGHPUT_DROP: f64 = 0.10;
+
+/// The file's shape. Every table rejects unknown keys, so a typo is an error, not a silent default.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct ConfigFile {
+    #[serde(default)]
+    gate: GateSection,
+    #[serde(default)]
+    ignore: Vec<String>,
+    #[serde(default, rename = "override")]
+    overrides: Vec<OverrideSection>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct GateSection {
+    latency_increase: Option<String>,
+    throughput_drop: Option<String>,
+    min_change: Option<String>,
+    confidence: Option<f64>,
+    false_alarm_rate: Option<f64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OverrideSection {
+    benchmarks: String,
+    latency_increase: Option<String>,
+    throughput_drop: Option<String>,
+}
+
+/// A `*`/`?` wildcard pattern over benchmark ids (`*` also spans `/`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Glob(Vec<char>);
+
+impl Glob {
+    /// Any text is a valid pattern.
+    pub fn new(pattern: &str) -> Self {
+        Self(pattern.chars().collect())
+    }
+
+    /// Whether `text` matches the whole pattern.
+    pub fn matches(&self, text: &str) -> bool {
+        let text: Vec<char> = text.chars().collect();
+        let (mut p, mut t) = (0, 0);
+        let mut backtrack: Option<(usize, usize)> = None;
+        while t < text.len() {
+            match self.0.get(p) {
+                Some('*') => {
+                    backtrack = Some((p, t));
+                    p += 1;
+                }
+                Some(&c) if c == '?' || c == text[t] => {
+                    p += 1;
+                    t += 1;
+                }
+                _ => match backtrack {
+                    Some((star, matched)) => {
+                        p = star + 1;
+                        t = matched + 1;
+                        backtrack = Some((star, matched + 1));
+                    }
+                    None => return false,
+                },
+            }
+        }
+        self.0[p..].iter().all(|&c| c == '*')
+    }
+}
+
+/// Limits for benchmarks whose id matches a pattern; unset limits keep the defaults.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Override {
+    /// Which benchmarks.
+    pub benchmarks: Glob,
+    /// Their latency limit, as a fraction (0.25 = +25% time).
+    pub latency_increase: Option<f64>,
+    /// Their throughput limit, as a fraction (0.2 = −20% throughput).
+    pub throughput_drop: Option<f64>,
+}
+
+/// How the gate decides.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Policy {
+    /// Largest tolerated time increase for latency benchmarks, as a fraction.
+    pub latency_increase: f64,
+    /// Largest tolerated throughput drop for throughput benchmarks, as a fraction.
+    pub throughput_drop: f64,
+    /// Smallest significant change reported as a warning or an improvement, as a fraction.
+    pub min_change: f64,
+    /// Confidence with which `pass` excludes a regression as large as the limit.
+    pub confidence: f64,
+    /// Family-wise rate of false `regressed` verdicts per comparison (Holm over benchmarks).
+    pub false_alarm_rate: f64,
+    /// Per-benchmark limits; the first matching pattern wins.
+    pub overrides: Vec<Override>,
+    /// Benchmarks never judged.
+    pub ignore: Vec<Glob>,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Self {
+            latency_increase: DEFAULT_LATENCY_INCREASE,
+            throughput_drop: DEFAULT_THROUGHPUT_DROP,
+            min_change: 0.02,
+            confidence: 0.95,
+            false_alarm_rate: 0.05,
+            overrides: Vec::new(),
+            ignore: Vec::new(),
+        }
+    }
+}
+
+impl Policy {
+    /// Reads `benchgate.toml` text; `path` names the file in errors.
+    pub fn from_toml(text: &str, path: &Path) -> Result<Self> {
+        let config_error = |key: String, message: String| Error::Config {
+            path: path.to_owned(),
+            key,
+            message,
+        };
+        let deserializer = toml::Deserializer::parse(text)
+            .map_err(|e| config_error(".".to_owned(), one_line(&e.to_string())))?;
+        let file: ConfigFile = serde_path_to_error::deserialize(deserializer).map_err(|e| {
+            let key = e.path().to_string();
+            config_error(key, one_line(&e.into_inner().to_string()))
+        })?;
+        let mut policy = Policy::default();
+        let gate = &file.gate;
+        if let Some(value) = &gate.latency_increase {
+            policy.latency_increase = percent(value, 0.0, 100.0)
+                .map_err(|m| config_error("gate.latency_increase".into(), m))?;
+        }
+        if let Some(value) = &gate.throughput_drop {
+            policy.throughput_drop = percent(value, 0.0, 0.99)
+                .map_err(|m| config_error("gate.throughput_drop".into(), m))?;
+        }
+        if let Some(value) = &gate.min_change {
+            policy.min_change =
+                percent(value, 0.0, 1.0).map_err(|m| config_error("gate.min_change".into(), m))?;
+        }
+        if let Some(value) = gate.confidence {
+            if !(0.5..1.0).contains(&value) {
+                return Err(config_error(
+                    "gate.confidence".into(),
+                    format!("is {value}; expected a fraction in [0.5, 1), e.g. 0.95"),
+                ));
+            }
+            policy.confidence = value;
+        }
+        if let Some(value) = gate.false_alarm_rate {
+            if !(value > 0.0 && value < 0.5) {
+                return Err(config_error(
+                    "gate.false_alarm_rate".into(),
+                    format!("is {value}; expected a fraction in (0, 0.5), e.g. 0.05"),
+                ));
+            }
+            policy.false_alarm_rate = value;
+        }
+        policy.ignore = file.ignore.iter().map(|p| Glob::new(p)).collect();
+        for (i, section) in file.overrides.iter().enumerate() {
+            let key = |name: &str| format!("override[{i}].{name}");
+            let latency_increase = section
+                .latency_increase
+                .as_deref()
+                .map(|v| percent(v, 0.0, 100.0))
+                .transpose()
+                .map_err(|m| config_error(key("latency_increase"), m))?;
+            let throughput_drop = section
+                .throughput_drop
+                .as_deref()
+                .map(|v| percent(v, 0.0, 0.99))
+                .transpose()
+                .map_err(|m| config_error(key("throughput_drop"), m))?;
+            if latency_increase.is_none() && throughput_drop.is_none() {
+                return Err(config_error(
+                    key("benchmarks"),
+                    "an override needs latency_increase or throughput_drop".to_owned(),
+                ));
+            }
+            policy.overrides.push(Override {
+                benchmarks: Glob::new(&section.benchmarks),
+                latency_increase,
+                throughput_drop,
+            });
+        }
+        Ok(policy)
+    }
+
+    /// Whether a benchmark is on the ignore list.
+    pub fn is_ignored(&self, id: &str) -> bool {
+        self.ignore.iter().any(|glob| glob.matches(id))
+    }
+
+    /// The limit for a benchmark as a log time ratio: `ln(1 + increase)` for latency,
+    /// `ln(1 / (1 − drop))` for throughput.
+    pub fn log_limit(&self, id: &str, is_throughput: bool) -> f64 {
+        let matching = self.overrides.iter().find(|o| o.benchmarks.matches(id));
+        if is_throughput {
+            let drop = matching
+                .and_then(|o| o.throughput_drop)
+                .unwrap_or(self.throughput_drop);
+            -(1.0 - drop).ln()
+        } else {
+            let increase = matching
+                .and_then(|o| o.latency_increase)
+                .unwrap_or(self.latency_increase);
+            increase.ln_1p()
+        }
+    }
+}
+
+/// `"15%"` → 0.15, within (low, high] as fractions.
+fn percent(value: &str, low: f64, high: f64) -> std::result::Result<f64, String> {
+    let number = value
+        .trim()
+        .strip_suffix('%')
+        .and_then(|n| n.trim().parse::<f64>().ok())
+        .ok_or_else(|| format!("is {value:?}; expected a percentage such as \"15%\""))?;
+    let fraction = number / 100.0;
+    if fraction > low && fraction <= high && fraction.is_finite() {
+        Ok(fraction)
+    } else {
+        Err(format!(
+            "is {value:?}; expected more than {}% and at most {}%",
+            low * 100.0,
+            high * 100.0
+        ))
+    }
+}
+
+fn one_line(message: &str) -> String {
+    message.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn globs_match_whole_ids() {
+        let cases = [
+            ("parse/*", "parse/csv/16", true),
+            ("parse/*", "parser/x", false),
+            ("*/16", "parse/csv/16", true),
+            ("a?c", "abc", true),
+            ("a?c", "abbc", false),
+            ("*", "", true),
+            ("exact", "exact", true),
+            ("exact", "exactly", false),
+            ("*λ*", "naïve λ lookup", true),
+        ];
+        for (pattern, id, expected) in cases {
+            assert_eq!(Glob::new(pattern).matches(id), expected, "{pattern} ~ {id}");
+        }
+    }
+
+    #[test]
+    fn a_full_config_reads_and_overrides_win_in_order() {
+        let text = r#"
+            ignore = ["flaky/*"]
+            [gate]
+            latency_increase = "20%"
+            throughput_drop = "5%"
+            min_change = "1%"
+            confidence = 0.99
+            false_alarm_rate = 0.01
+            [[override]]
+            benchmarks = "parse/*"
+            latency_increase = "50%"
+            [[override]]
+            benchmarks = "*"
+            throughput_drop = "25%"
+        "#;
+        let policy = Policy::from_toml(text, Path::new("benchgate.toml")).unwrap();
+        assert!((policy.log_limit("parse/x", false) - 1.5f64.ln()).abs() < 1e-12);
+        assert!((policy.log_limit("other", false) - 1.2f64.ln()).abs() < 1e-12);
+        assert!(
+            (policy.log_limit("parse/x", true) - (1.0f64 / 0.95).ln()).abs() < 1e-12,
+            "parse/* sets no throughput limit"
+        );
+        assert!((policy.log_limit("other", true) - (1.0f64 / 0.75).ln()).abs() < 1e-12);
+        assert!(policy.is_ignored("flaky/net") && !policy.is_ignored("parse/x"));
+        assert_eq!(
+            (
+                policy.confidence,
+                policy.false_alarm_rate,
+                policy.min_change
+            ),
+            (0.99, 0.01, 0.01)
+        );
+    }
+
+    #[test]
+    fn defaults_are_fifteen_and_ten_percent() {
+        let policy = Policy::from_toml("", Path::new("benchgate.toml")).unwrap();
+        assert!((policy.log_limit("x", false) - 1.15f64.ln()).abs() < 1e-12);
+        assert!((policy.log_limit("x", true) - (1.0f64 / 0.9).ln()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn bad_configs_name_the_key() {
+        let cases = [
+            (
+                "[gate]\nlatency_increse = \"15%\"",
+                "gate.latency_increse",
+                "unknown field",
+            ),
+            (
+                "[gate]\nlatency_increase = \"fifteen\"",
+                "gate.latency_increase",
+                "percentage",
+            ),
+            (
+                "[gate]\nlatency_increase = 15",
+                "gate.latency_increase",
+                "string",
+            ),
+            (
+                "[gate]\nthroughput_drop = \"100%\"",
+                "gate.throughput_drop",
+                "at most 99%",
+            ),
+            ("[gate]\nconfidence = 1.5", "gate.confidence", "[0.5, 1)"),
+            (
+                "[[override]]\nbenchmarks = \"x\"",
+                "override[0].benchmarks",
+                "needs",
+            ),
+            (
+                "[[override]]\nlatency_increase = \"5%\"",
+                "override[0]",
+                "benchmarks",
+            ),
+            ("[gates]\n", "gates", "unknown field"),
+            ("[gate\n", ".", "TOML"),
+        ];
+        for (text, key, message) in cases {
+            let error = Policy::from_toml(text, Path::new("cfg/benchgate.toml"))
+                .unwrap_err()
+                .to_string();
+            assert!(error.starts_with("cfg/benchgate.toml: `"), "{error}");
+            assert!(
+                error.contains(&format!("`{key}`")) || key == ".",
+                "{key} not named in: {error}"
+            );
+            assert!(
+                error.to_lowercase().contains(&message.to_lowercase()),
+                "{message:?} not in: {error}"
+            );
+        }
+    }
+}

@@ -1,0 +1,304 @@
+//! The few statistical functions the gate needs: Student's t distribution (through the
+//! regularised incomplete beta function), medians and robust spreads. Pure and deterministic.
+
+/// ln Γ(x) for x > 0 (Lanczos, g = 7, 9 terms; ~1e-15 relative accuracy).
+fn ln_gamma(x: f64) -> f64 {
+    const COEFFICIENTS: [f64; 9] = [
+        0.999_999_999_999_809_9,
+        676.520_368_121_885_1,
+        -1_259.139_216_722_402_8,
+        771.323_428_777_653_1,
+        -176.615_029_162_140_6,
+        12.507_343_278_686_905,
+        -0.138_571_095_265_720_12,
+        9.984_369_578_019_572e-6,
+        1.505_632_735_149_311_6e-7,
+    ];
+    if x < 0.5 {
+        // Reflection: Γ(x)Γ(1−x) = π / sin(πx).
+        return (std::f64::consts::PI / (std::f64::consts::PI * x).sin()).ln() - ln_gamma(1.0 - x);
+    }
+    let x = x - 1.0;
+    let mut sum = COEFFICIENTS[0];
+    for (i, c) in COEFFICIENTS.iter().enumerate().skip(1) {
+        sum += c / (x + i as f64);
+    }
+    let t = x + 7.5;
+    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + sum.ln()
+}
+
+/// The continued fraction of the incomplete beta function (modified Lentz).
+fn beta_continued_fraction(a: f64, b: f64, x: f64) -> f64 {
+    const TINY: f64 = 1e-300;
+    let mut c = 1.0;
+    let mut d = 1.0 - (a + b) * x / (a + 1.0);
+    if d.abs() < TINY {
+        d = TINY;
+    }
+    d = 1.0 / d;
+    let mut h = d;
+    for m in 1..300 {
+        let m = f64::from(m);
+        let m2 = 2.0 * m;
+        let even = m * (b - m) * x / ((a + m2 - 1.0) * (a + m2));
+        d = 1.0 + even * d;
+        d = if d.abs() < TINY { TINY } else { d };
+        c = 1.0 + even / c;
+        c = if c.abs() < TINY { TINY } else { c };
+        d = 1.0 / d;
+        h *= d * c;
+        let odd = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1.0));
+        d = 1.0 + odd * d;
+        d = if d.abs() < TINY { TINY } else { d };
+        c = 1.0 + odd / c;
+        c = if c.abs() < TINY { TINY } else { c };
+        d = 1.0 / d;
+        let delta = d * c;
+        h *= delta;
+        if (delta - 1.0).abs() < 1e-15 {
+            break;
+        }
+    }
+    h
+}
+
+/// The regularised incomplete beta function I_x(a, b).
+fn regularized_incomplete_beta(a: f64, b: f64, x: f64) -> f64 {
+    if x <= 0.0 {
+        return 0.0;
+    }
+    if x >= 1.0 {
+        return 1.0;
+    }
+    let ln_front = ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln();
+    if x < (a + 1.0) / (a + b + 2.0) {
+        ln_front.exp() * beta_continued_fraction(a, b, x) / a
+    } else {
+        1.0 - ln_front.exp() * beta_continued_fraction(b, a, 1.0 - x) / b
+    }
+}
+
+/// P(T ≤ t) for Student's t with `df` degrees of freedom; `df = ∞` gives the normal distribution.
+pub fn t_cdf(t: f64, df: f64) -> f64 {
+    if t.is_nan() {
+        return f64::NAN;
+    }
+    if df.is_infinite() {
+        return normal_cdf(t);
+    }
+    let tail = 0.5 * regularized_incomplete_beta(df / 2.0, 0.5, df / (df + t * t));
+    if t >= 0.0 { 1.0 - tail } else { tail }
+}
+
+/// The standard normal CDF, accurate deep into the tails.
+pub fn normal_cdf(z: f64) -> f64 {
+    0.5 * erfc(-z / std::f64::consts::SQRT_2)
+}
+
+/// The complementary error function, as erfc(x) = Q(1/2, x²) for x ≥ 0: short polynomial fits
+/// lose the relative accuracy that multiplicity-corrected tail probabilities need.
+fn erfc(x: f64) -> f64 {
+    if x < 0.0 {
+        return 2.0 - erfc(-x);
+    }
+    upper_incomplete_gamma_regularized(0.5, x * x)
+}
+
+/// Q(a, x) = Γ(a, x)/Γ(a).
+fn upper_incomplete_gamma_regularized(a: f64, x: f64) -> f64 {
+    if x <= 0.0 {
+        return 1.0;
+    }
+    let ln_front = -x + a * x.ln() - ln_gamma(a);
+    if x < a + 1.0 {
+        // Series for P, then Q = 1 − P.
+        let mut sum = 1.0 / a;
+        let mut term = sum;
+        let mut n = a;
+        for _ in 0..500 {
+            n += 1.0;
+            term *= x / n;
+            sum += term;
+            if term.abs() < sum.abs() * 1e-16 {
+                break;
+            }
+        }
+        1.0 - sum * ln_front.exp()
+    } else {
+        // Continued fraction for Q (modified Lentz).
+        const TINY: f64 = 1e-300;
+        let mut b = x + 1.0 - a;
+        let mut c = 1.0 / TINY;
+        let mut d = 1.0 / b;
+        let mut h = d;
+        for i in 1..500 {
+            let i = f64::from(i);
+            let an = -i * (i - a);
+            b += 2.0;
+            d = an * d + b;
+            d = if d.abs() < TINY { TINY } else { d };
+            c = b + an / c;
+            c = if c.abs() < TINY { TINY } else { c };
+            d = 1.0 / d;
+            let delta = d * c;
+            h *= delta;
+            if (delta - 1.0).abs() < 1e-16 {
+                break;
+            }
+        }
+        ln_front.exp() * h
+    }
+}
+
+/// The `p` quantile of Student's t with `df` degrees of freedom (bisection on [`t_cdf`]).
+pub fn t_quantile(p: f64, df: f64) -> f64 {
+    if p == 0.5 {
+        return 0.0;
+    }
+    if p < 0.5 {
+        return -t_quantile(1.0 - p, df);
+    }
+    let (mut low, mut high) = (0.0, 1.0);
+    while t_cdf(high, df) < p {
+        high *= 2.0;
+        if high > 1e12 {
+            return f64::INFINITY;
+        }
+    }
+    for _ in 0..200 {
+        let mid = 0.5 * (low + high);
+        if t_cdf(mid, df) < p {
+            low = mid;
+        } else {
+            high = mid;
+        }
+        if high - low < 1e-12 * high.max(1.0) {
+            break;
+        }
+    }
+    0.5 * (low + high)
+}
+
+/// The median of `values` (which it sorts); NaN for none.
+pub fn median(values: &mut [f64]) -> f64 {
+    if values.is_empty() {
+        return f64::NAN;
+    }
+    values.sort_by(f64::total_cmp);
+    let mid = values.len() / 2;
+    if values.len() % 2 == 1 {
+        values[mid]
+    } else {
+        0.5 * (values[mid - 1] + values[mid])
+    }
+}
+
+/// The mean of `values`; NaN for none.
+pub fn mean(values: &[f64]) -> f64 {
+    values.iter().sum::<f64>() / values.len() as f64
+}
+
+/// The sample variance (n − 1 denominator); NaN for fewer than two values.
+pub fn variance(values: &[f64]) -> f64 {
+    if values.len() < 2 {
+        return f64::NAN;
+    }
+    let m = mean(values);
+    values.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (values.len() - 1) as f64
+}
+
+/// A robust per-run standard deviation of a series from its successive differences:
+/// `1.4826 · MAD(Δx) / √2`. A real step moves one difference, not the estimate.
+pub fn successive_difference_sigma(series: &[f64]) -> f64 {
+    if series.len() < 3 {
+        return f64::NAN;
+    }
+    let mut differences: Vec<f64> = series.windows(2).map(|w| w[1] - w[0]).collect();
+    let centre = median(&mut differences.clone());
+    let mut deviations: Vec<f64> = differences
+        .iter_mut()
+        .map(|d| (*d - centre).abs())
+        .collect();
+    1.4826 * median(&mut deviations) / std::f64::consts::SQRT_2
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64, tolerance: f64) -> bool {
+        (a - b).abs() <= tolerance * b.abs().max(1e-300)
+    }
+
+    #[test]
+    fn t_quantiles_match_published_tables() {
+        // (p, df, quantile) from standard t tables.
+        let table = [
+            (0.95, 1.0, 6.313_751_5),
+            (0.975, 2.0, 4.302_652_7),
+            (0.95, 2.0, 2.919_986_0),
+            (0.999, 5.0, 5.893_430_6),
+            (0.975, 10.0, 2.228_138_9),
+            (0.95, 30.0, 1.697_260_9),
+            (0.975, f64::INFINITY, 1.959_964_0),
+            (0.9995, f64::INFINITY, 3.290_526_7),
+        ];
+        for (p, df, expected) in table {
+            let q = t_quantile(p, df);
+            assert!(
+                close(q, expected, 1e-6),
+                "t_quantile({p}, {df}) = {q}, expected {expected}"
+            );
+        }
+    }
+
+    #[test]
+    fn t_cdf_is_symmetric_and_reaches_deep_tails() {
+        assert!(close(t_cdf(0.0, 3.0), 0.5, 1e-12));
+        assert!(close(t_cdf(-2.0, 7.0) + t_cdf(2.0, 7.0), 1.0, 1e-12));
+        // P(Z > 6) = 9.865876e-10.
+        assert!(close(1.0 - normal_cdf(6.0), 9.865_876e-10, 1e-3));
+        assert!(close(normal_cdf(-6.0), 9.865_876_45e-10, 1e-6));
+    }
+
+    /// Gaussian noise with σ = 0.01 from a fixed xorshift stream (Box–Muller).
+    fn gaussian_series(n: usize) -> Vec<f64> {
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut uniform = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            ((state >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+        };
+        (0..n)
+            .map(|_| {
+                0.01 * (-2.0 * uniform().ln()).sqrt()
+                    * (2.0 * std::f64::consts::PI * uniform()).cos()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn robust_sigma_recovers_the_noise_and_ignores_one_step() {
+        let mut series = gaussian_series(400);
+        let before = successive_difference_sigma(&series);
+        assert!((before - 0.01).abs() < 0.0015, "σ estimate {before}");
+        for value in series.iter_mut().skip(200) {
+            *value += 0.5;
+        }
+        let after = successive_difference_sigma(&series);
+        assert!((after - before).abs() < 0.05 * before, "{before} → {after}");
+    }
+
+    #[test]
+    fn medians_and_variances() {
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&mut [4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert!(close(
+            variance(&[1.0, 2.0, 3.0, 4.0]),
+            1.666_666_666_666_7,
+            1e-12
+        ));
+        assert!(variance(&[1.0]).is_nan());
+    }
+}

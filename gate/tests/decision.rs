@@ -1,0 +1,355 @@
+//! The decision table: small data-driven cases, each with the verdict a wrong rule would miss.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
+
+use std::collections::HashMap;
+
+use benchgate_collector::{BenchmarkId, Estimate, Measurement, Samples, Throughput};
+use benchgate_gate::Policy;
+use benchgate_gate::decision::{Input, Mode, NoiseSource, Overall, Verdict, evaluate};
+
+/// A measurement whose median is `ns`, with a ±`within` relative 95% interval.
+fn measurement(id: &str, ns: f64, within: f64, throughput: Option<Throughput>) -> Measurement {
+    let estimate = Estimate {
+        point: ns,
+        lower: ns * (1.0 - within),
+        upper: ns * (1.0 + within),
+        confidence_level: 0.95,
+    };
+    Measurement {
+        id: BenchmarkId::parse(id).unwrap(),
+        throughput,
+        mean: estimate,
+        median: estimate,
+        sampling_mode: None,
+        samples: Samples::new(vec![1.0], vec![ns]).unwrap(),
+    }
+}
+
+/// Deterministic standard-normal noise (xorshift + Box–Muller).
+struct Noise(u64);
+
+impl Noise {
+    fn uniform(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        ((self.0 >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+    fn normal(&mut self) -> f64 {
+        (-2.0 * self.uniform().ln()).sqrt() * (2.0 * std::f64::consts::PI * self.uniform()).cos()
+    }
+}
+
+/// One benchmark in a synthetic comparison: its true slowdown and its between-round noise.
+struct Case {
+    id: &'static str,
+    slowdown: f64,
+    round_noise: f64,
+    throughput: bool,
+}
+
+fn case(id: &'static str, slowdown: f64, round_noise: f64) -> Case {
+    Case {
+        id,
+        slowdown,
+        round_noise,
+        throughput: false,
+    }
+}
+
+/// Builds `rounds` A/B rounds; each side's median gets independent lognormal noise.
+fn rounds(
+    cases: &[Case],
+    rounds: usize,
+    seed: u64,
+) -> (Vec<Vec<Measurement>>, Vec<Vec<Measurement>>) {
+    let mut noise = Noise(seed);
+    let (mut base, mut head) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        let (mut b, mut h) = (Vec::new(), Vec::new());
+        for c in cases {
+            let throughput = c.throughput.then_some(Throughput::Bytes(1024));
+            let base_ns = 1000.0 * (c.round_noise * noise.normal()).exp();
+            let head_ns = 1000.0 * (1.0 + c.slowdown) * (c.round_noise * noise.normal()).exp();
+            b.push(measurement(c.id, base_ns, 0.005, throughput));
+            h.push(measurement(c.id, head_ns, 0.005, throughput));
+        }
+        base.push(b);
+        head.push(h);
+    }
+    (base, head)
+}
+
+fn decide(
+    base: &[Vec<Measurement>],
+    head: &[Vec<Measurement>],
+    history: &HashMap<String, Vec<f64>>,
+) -> benchgate_gate::decision::Decision {
+    let mode = if base.len() > 1 {
+        Mode::SameJobAb
+    } else {
+        Mode::StoredBaseline
+    };
+    evaluate(
+        &Input {
+            mode,
+            base_rounds: base,
+            head_rounds: head,
+            history,
+        },
+        &Policy::default(),
+    )
+}
+
+fn verdicts(decision: &benchgate_gate::decision::Decision) -> HashMap<&str, Verdict> {
+    decision
+        .benchmarks
+        .iter()
+        .map(|b| (b.id.as_str(), b.verdict))
+        .collect()
+}
+
+/// Twelve quiet benchmarks: the company every test keeps, so the shared noise level is known.
+fn quiet(n: usize) -> Vec<Case> {
+    const IDS: [&str; 12] = [
+        "q00", "q01", "q02", "q03", "q04", "q05", "q06", "q07", "q08", "q09", "q10", "q11",
+    ];
+    IDS[..n].iter().map(|id| case(id, 0.0, 0.01)).collect()
+}
+
+#[test]
+fn identical_code_on_a_quiet_machine_passes_every_benchmark() {
+    let (base, head) = rounds(&quiet(12), 3, 1);
+    let decision = decide(&base, &head, &HashMap::new());
+    assert_eq!(decision.verdict, Overall::Pass);
+    assert!(
+        decision
+            .benchmarks
+            .iter()
+            .all(|b| b.verdict == Verdict::Pass),
+        "{:?}",
+        verdicts(&decision)
+    );
+    assert!(
+        decision
+            .benchmarks
+            .iter()
+            .all(|b| b.noise_source == Some(NoiseSource::Rounds) && !b.uncalibrated)
+    );
+}
+
+#[test]
+fn a_latency_slowdown_of_twenty_five_percent_fails_the_gate() {
+    let mut cases = quiet(11);
+    cases.push(case("slow", 0.25, 0.01));
+    let (base, head) = rounds(&cases, 3, 2);
+    let decision = decide(&base, &head, &HashMap::new());
+    assert_eq!(decision.verdict, Overall::Regressed);
+    assert_eq!(verdicts(&decision)["slow"], Verdict::Regressed);
+    assert_eq!(decision.count(Verdict::Regressed), 1);
+    let slow = decision.worst_regression().unwrap();
+    assert_eq!(slow.id, "slow");
+    assert!(
+        (slow.ratio.unwrap() - 1.25).abs() < 0.03,
+        "{:?}",
+        slow.ratio
+    );
+    assert!((slow.limit - 1.15).abs() < 1e-12);
+}
+
+#[test]
+fn twelve_percent_slower_fails_a_throughput_benchmark_but_only_warns_a_latency_one() {
+    let mut cases = quiet(10);
+    cases.push(Case {
+        id: "throughput",
+        slowdown: 0.12,
+        round_noise: 0.005,
+        throughput: true,
+    });
+    cases.push(case("latency", 0.12, 0.005));
+    let (base, head) = rounds(&cases, 5, 3);
+    let decision = decide(&base, &head, &HashMap::new());
+    let v = verdicts(&decision);
+    assert_eq!(v["throughput"], Verdict::Regressed);
+    assert_eq!(v["latency"], Verdict::Warn);
+    let throughput = decision
+        .benchmarks
+        .iter()
+        .find(|b| b.id == "throughput")
+        .unwrap();
+    assert!((throughput.limit - 1.0 / 0.9).abs() < 1e-12);
+}
+
+#[test]
+fn a_noisy_benchmark_that_cannot_exclude_the_limit_is_inconclusive_not_pass() {
+    let mut cases = quiet(11);
+    cases.push(case("noisy", 0.05, 0.25));
+    let (base, head) = rounds(&cases, 3, 4);
+    let decision = decide(&base, &head, &HashMap::new());
+    assert_eq!(verdicts(&decision)["noisy"], Verdict::Inconclusive);
+    assert_eq!(decision.verdict, Overall::Inconclusive);
+    let noisy = decision
+        .benchmarks
+        .iter()
+        .find(|b| b.id == "noisy")
+        .unwrap();
+    assert!(
+        noisy.noise.unwrap() > 0.15,
+        "the band is wide: {:?}",
+        noisy.noise
+    );
+}
+
+#[test]
+fn a_significant_speedup_is_an_improvement() {
+    let mut cases = quiet(11);
+    cases.push(case("faster", -0.20, 0.01));
+    let (base, head) = rounds(&cases, 3, 5);
+    let decision = decide(&base, &head, &HashMap::new());
+    assert_eq!(verdicts(&decision)["faster"], Verdict::Improved);
+    assert_eq!(decision.verdict, Overall::Pass);
+}
+
+#[test]
+fn new_missing_and_ignored_benchmarks_are_named_not_judged() {
+    let (mut base, mut head) = rounds(&quiet(6), 2, 6);
+    base[0].push(measurement("gone", 100.0, 0.01, None));
+    base[1].push(measurement("gone", 100.0, 0.01, None));
+    head[0].push(measurement("added", 100.0, 0.01, None));
+    head[1].push(measurement("added", 100.0, 0.01, None));
+    base[0].push(measurement("flaky/net", 100.0, 0.01, None));
+    head[0].push(measurement("flaky/net", 900.0, 0.01, None));
+    let history = HashMap::new();
+    let policy = Policy::from_toml(
+        "ignore = [\"flaky/*\"]",
+        std::path::Path::new("benchgate.toml"),
+    )
+    .unwrap();
+    let decision = evaluate(
+        &Input {
+            mode: Mode::SameJobAb,
+            base_rounds: &base,
+            head_rounds: &head,
+            history: &history,
+        },
+        &policy,
+    );
+    let v = verdicts(&decision);
+    assert_eq!(
+        (v["gone"], v["added"], v["flaky/net"]),
+        (Verdict::Missing, Verdict::New, Verdict::Ignored)
+    );
+    assert_eq!(decision.verdict, Overall::Pass);
+}
+
+#[test]
+fn a_single_stored_run_without_history_is_uncalibrated_but_still_catches_a_large_slowdown() {
+    let base = vec![vec![
+        measurement("a", 1000.0, 0.01, None),
+        measurement("b", 1000.0, 0.01, None),
+    ]];
+    let head = vec![vec![
+        measurement("a", 1300.0, 0.01, None),
+        measurement("b", 1010.0, 0.01, None),
+    ]];
+    let decision = decide(&base, &head, &HashMap::new());
+    let v = verdicts(&decision);
+    assert_eq!((v["a"], v["b"]), (Verdict::Regressed, Verdict::Pass));
+    assert!(
+        decision
+            .benchmarks
+            .iter()
+            .all(|b| b.uncalibrated && b.noise_source == Some(NoiseSource::Assumed))
+    );
+}
+
+#[test]
+fn history_on_the_fingerprint_calibrates_a_stored_baseline() {
+    let mut noise = Noise(7);
+    let noisy_history: Vec<f64> = (0..30)
+        .map(|_| 1000f64.ln() + 0.10 * noise.normal())
+        .collect();
+    let quiet_history: Vec<f64> = (0..30)
+        .map(|_| 1000f64.ln() + 0.005 * noise.normal())
+        .collect();
+    let history = HashMap::from([
+        ("noisy".to_owned(), noisy_history),
+        ("quiet".to_owned(), quiet_history),
+    ]);
+    let base = vec![vec![
+        measurement("noisy", 1000.0, 0.01, None),
+        measurement("quiet", 1000.0, 0.01, None),
+    ]];
+    let head = vec![vec![
+        measurement("noisy", 1200.0, 0.01, None),
+        measurement("quiet", 1200.0, 0.01, None),
+    ]];
+    let decision = decide(&base, &head, &history);
+    let v = verdicts(&decision);
+    assert_eq!(
+        v["noisy"],
+        Verdict::Inconclusive,
+        "20% is within a 10%-per-run noise band"
+    );
+    assert_eq!(v["quiet"], Verdict::Regressed);
+    assert!(
+        decision
+            .benchmarks
+            .iter()
+            .all(|b| b.noise_source == Some(NoiseSource::History) && !b.uncalibrated)
+    );
+}
+
+#[test]
+fn a_hundred_identical_benchmarks_on_a_noisy_machine_do_not_fail_by_chance() {
+    const IDS: usize = 100;
+    let names: Vec<String> = (0..IDS).map(|i| format!("bench/{i:03}")).collect();
+    let mut failures = 0;
+    let mut passes = 0;
+    for seed in 1..=20 {
+        let cases: Vec<Case> = names
+            .iter()
+            .map(|n| Case {
+                id: Box::leak(n.clone().into_boxed_str()),
+                slowdown: 0.0,
+                round_noise: 0.03,
+                throughput: false,
+            })
+            .collect();
+        let (base, head) = rounds(&cases, 3, seed);
+        let decision = decide(&base, &head, &HashMap::new());
+        failures += decision.count(Verdict::Regressed);
+        passes += decision.count(Verdict::Pass);
+    }
+    assert_eq!(failures, 0, "2,000 identical comparisons, none may regress");
+    assert!(
+        passes >= 1800,
+        "most identical comparisons are decided: {passes} of 2000 pass"
+    );
+}
+
+#[test]
+fn the_same_inputs_give_the_same_decision() {
+    let mut cases = quiet(8);
+    cases.push(case("slow", 0.2, 0.02));
+    let (base, head) = rounds(&cases, 3, 9);
+    assert_eq!(
+        decide(&base, &head, &HashMap::new()),
+        decide(&base, &head, &HashMap::new())
+    );
+}
+
+#[test]
+fn nothing_in_common_is_no_baseline() {
+    let base = vec![vec![measurement("a", 1.0, 0.01, None)]];
+    let head = vec![vec![measurement("b", 1.0, 0.01, None)]];
+    assert_eq!(
+        decide(&base, &head, &HashMap::new()).verdict,
+        Overall::NoBaseline
+    );
+    assert_eq!(
+        decide(&[], &[], &HashMap::new()).verdict,
+        Overall::NoBaseline
+    );
+}
