@@ -1,6 +1,7 @@
 //! The `benchgate` binary: parses arguments, wires the parts, and maps the outcome to an exit
 //! code (0 ok, 1 regression found, 2 error). Environment variables and `process::exit` live here.
 
+mod compare;
 mod environment;
 mod render;
 
@@ -51,6 +52,26 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
+    /// Compare a head against a base and decide: pass, regressed or inconclusive.
+    ///
+    /// Each side is a Criterion output directory or a stored run id; several on a side are the
+    /// rounds of a same-job A/B comparison, paired in the order given.
+    Compare {
+        /// The base side (repeat for rounds).
+        #[arg(long = "base", required = true, value_name = "DIR|RUN")]
+        base: Vec<String>,
+        /// The head side (repeat for rounds, paired with --base in order).
+        #[arg(long = "head", required = true, value_name = "DIR|RUN")]
+        head: Vec<String>,
+        /// The SQLite store, for run ids.
+        #[arg(long, default_value = DEFAULT_DB)]
+        db: PathBuf,
+        /// Results directory read inside each Criterion benchmark.
+        #[arg(long, default_value = criterion::DEFAULT_BASELINE)]
+        baseline: String,
+        #[command(flatten)]
+        report: ReportArgs,
+    },
     /// Print this machine's hardware profile and its fingerprint.
     Fingerprint {
         /// Output format (`json` can be passed to `ingest --fingerprint`).
@@ -98,6 +119,37 @@ struct IngestArgs {
     replace: bool,
 }
 
+/// Options shared by the commands that decide.
+#[derive(clap::Args)]
+struct ReportArgs {
+    /// The policy file [default: benchgate.toml when present].
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// What to print.
+    #[arg(long, value_enum, default_value_t = compare::ReportFormat::Text)]
+    format: compare::ReportFormat,
+    /// Also write perf-summary.md here.
+    #[arg(long, value_name = "FILE")]
+    out_md: Option<PathBuf>,
+    /// Also write perf-summary.json here.
+    #[arg(long, value_name = "FILE")]
+    out_json: Option<PathBuf>,
+    /// Report regressions but exit 0.
+    #[arg(long)]
+    warn_only: bool,
+}
+
+impl ReportArgs {
+    fn outputs(&self) -> compare::Outputs {
+        compare::Outputs {
+            format: self.format,
+            out_md: self.out_md.clone(),
+            out_json: self.out_json.clone(),
+            warn_only: self.warn_only,
+        }
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Format {
     Text,
@@ -136,7 +188,7 @@ fn main() -> ExitCode {
         }
     };
     match runtime.block_on(run(cli)) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => ExitCode::from(code),
         Err(error) => {
             eprintln!("benchgate: error: {}", one_line(&format!("{error:#}")));
             ExitCode::from(2)
@@ -149,15 +201,33 @@ fn one_line(message: &str) -> String {
     message.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-async fn run(cli: Cli) -> anyhow::Result<()> {
+/// Runs a command; the result is the exit code (0 ok, 1 regression).
+async fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
-        Command::Ingest(args) => ingest(args).await,
+        Command::Ingest(args) => ingest(args).await.map(|()| 0),
+        Command::Compare {
+            base,
+            head,
+            db,
+            baseline,
+            report,
+        } => {
+            compare::compare(
+                &base,
+                &head,
+                &db,
+                &baseline,
+                report.config.as_deref(),
+                &report.outputs(),
+            )
+            .await
+        }
         Command::Runs { db, format } => {
             let store = open_existing_store(&db).await?;
             let runs = store.list_runs().await?;
             store.close().await;
             print!("{}", render::runs(&runs, format == Format::Json)?);
-            Ok(())
+            Ok(0)
         }
         Command::Show { run, db, format } => {
             let store = open_existing_store(&db).await?;
@@ -173,12 +243,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             };
             store.close().await;
             print!("{}", render::run(&stored?, format == Format::Json)?);
-            Ok(())
+            Ok(0)
         }
         Command::Fingerprint { format } => {
             let profile = environment::detect_profile()?;
             print!("{}", render::profile(&profile, format == Format::Json)?);
-            Ok(())
+            Ok(0)
         }
     }
 }

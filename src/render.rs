@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use std::time::SystemTime;
 
 use benchgate_collector::{Estimate, HardwareProfile, Measurement, RunSummary, StoredRun};
+use benchgate_gate::report::format_ns;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -208,27 +209,6 @@ fn half_width_percent(estimate: &Estimate) -> f64 {
     } else {
         0.0
     }
-}
-
-/// Nanoseconds for people: 4 significant digits in ns, µs, ms or s.
-pub fn format_ns(ns: f64) -> String {
-    let (value, unit) = if ns < 1e3 {
-        (ns, "ns")
-    } else if ns < 1e6 {
-        (ns / 1e3, "µs")
-    } else if ns < 1e9 {
-        (ns / 1e6, "ms")
-    } else {
-        (ns / 1e9, "s")
-    };
-    let decimals = if value >= 100.0 {
-        1
-    } else if value >= 10.0 {
-        2
-    } else {
-        3
-    };
-    format!("{value:.decimals$} {unit}")
 }
 
 /// Throughput at the median time, in the units Criterion would print.

@@ -4,49 +4,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests and benches fail loudly
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-const SHA: &str = "b288db9ef7427c7003a02530c22b46a385a3c251";
+mod common;
 
-fn corpus(relative: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/corpus")
-        .join(relative)
-}
-
-fn benchgate(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_benchgate"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("GITHUB_REPOSITORY")
-        .env_remove("GITHUB_HEAD_REF")
-        .env_remove("GITHUB_REF_NAME")
-        .env_remove("CRITERION_HOME")
-        .env_remove("CARGO_TARGET_DIR")
-        .output()
-        .unwrap()
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8(output.stdout.clone()).unwrap()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8(output.stderr.clone()).unwrap()
-}
-
-/// Asserts exit code 2 and a single error line containing every `needle`.
-fn assert_refused(output: &Output, needles: &[&str]) {
-    let err = stderr(output);
-    assert_eq!(output.status.code(), Some(2), "stderr: {err}");
-    assert_eq!(err.lines().count(), 1, "one line: {err}");
-    assert!(err.starts_with("benchgate: error: "), "{err}");
-    for needle in needles {
-        assert!(err.contains(needle), "{needle:?} not in {err}");
-    }
-    assert!(output.stdout.is_empty(), "nothing on stdout");
-}
+use common::*;
 
 fn ingest_merkle(dir: &Path, extra: &[&str]) -> Output {
     let tree = corpus("dicethedev__MerkleForge/target/criterion");
@@ -60,11 +23,6 @@ fn ingest_merkle(dir: &Path, extra: &[&str]) -> Output {
     ];
     args.extend_from_slice(extra);
     benchgate(dir, &args)
-}
-
-fn json(output: &Output) -> serde_json::Value {
-    assert!(output.status.success(), "{}", stderr(output));
-    serde_json::from_slice(&output.stdout).unwrap()
 }
 
 #[test]
@@ -447,35 +405,4 @@ fn the_fingerprint_file_round_trips_and_tampering_is_caught() {
         ),
         &["profile.json", "fingerprint"],
     );
-}
-
-/// A copy of a real three-benchmark tree with one file of `TickTrade/parse` spoiled by `spoil`.
-fn broken_copy(spoil: impl FnOnce(&Path)) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    copy_dir(
-        &corpus("Aida118__szse-binary-rs/target/criterion"),
-        dir.path(),
-    );
-    spoil(&dir.path().join("TickTrade/parse/new"));
-    dir
-}
-
-fn edit_json(path: &Path, edit: impl FnOnce(&mut serde_json::Value)) {
-    let mut value: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    edit(&mut value);
-    std::fs::write(path, value.to_string()).unwrap();
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }

@@ -1,0 +1,124 @@
+//! Helpers shared by the binary's end-to-end tests: run `benchgate` in a directory, read its
+//! output, and make spoiled or scaled copies of real Criterion trees.
+
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)] // each test file uses a subset
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub const SHA: &str = "b288db9ef7427c7003a02530c22b46a385a3c251";
+
+pub fn corpus(relative: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/corpus")
+        .join(relative)
+}
+
+pub fn benchgate(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_benchgate"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("GITHUB_REPOSITORY")
+        .env_remove("GITHUB_HEAD_REF")
+        .env_remove("GITHUB_REF_NAME")
+        .env_remove("CRITERION_HOME")
+        .env_remove("CARGO_TARGET_DIR")
+        .output()
+        .unwrap()
+}
+
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8(output.stderr.clone()).unwrap()
+}
+
+/// Asserts exit code 2 and a single error line containing every `needle`.
+pub fn assert_refused(output: &Output, needles: &[&str]) {
+    let err = stderr(output);
+    assert_eq!(output.status.code(), Some(2), "stderr: {err}");
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(err.starts_with("benchgate: error: "), "{err}");
+    for needle in needles {
+        assert!(err.contains(needle), "{needle:?} not in {err}");
+    }
+    assert!(output.stdout.is_empty(), "nothing on stdout");
+}
+
+pub fn json(output: &Output) -> serde_json::Value {
+    assert!(output.status.success(), "{}", stderr(output));
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// A copy of a real three-benchmark tree with one file of `TickTrade/parse` spoiled by `spoil`.
+pub fn broken_copy(spoil: impl FnOnce(&Path)) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(
+        &corpus("Aida118__szse-binary-rs/target/criterion"),
+        dir.path(),
+    );
+    spoil(&dir.path().join("TickTrade/parse/new"));
+    dir
+}
+
+pub fn edit_json(path: &Path, edit: impl FnOnce(&mut serde_json::Value)) {
+    let mut value: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    edit(&mut value);
+    std::fs::write(path, value.to_string()).unwrap();
+}
+
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// A copy of a real Criterion tree with every time (estimates and samples) multiplied by `factor`.
+pub fn scaled_copy(relative: &str, factor: f64) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&corpus(relative), dir.path());
+    scale_times(dir.path(), factor);
+    dir
+}
+
+fn scale_times(dir: &Path, factor: f64) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            scale_times(&path, factor);
+        } else if path.file_name().unwrap() == "sample.json" {
+            edit_json(&path, |v| {
+                for t in v["times"].as_array_mut().unwrap() {
+                    *t = (t.as_f64().unwrap() * factor).into();
+                }
+            });
+        } else if path.file_name().unwrap() == "estimates.json"
+            && path.parent().unwrap().file_name().unwrap() != "change"
+        {
+            edit_json(&path, |v| {
+                for (_, estimate) in v.as_object_mut().unwrap() {
+                    if estimate.is_null() {
+                        continue;
+                    }
+                    for key in ["point_estimate", "standard_error"] {
+                        estimate[key] = (estimate[key].as_f64().unwrap() * factor).into();
+                    }
+                    for key in ["lower_bound", "upper_bound"] {
+                        let ci = &mut estimate["confidence_interval"];
+                        ci[key] = (ci[key].as_f64().unwrap() * factor).into();
+                    }
+                }
+            });
+        }
+    }
+}
