@@ -28,7 +28,7 @@ fn popcount(words: &[u64]) -> u32 {
 
 fn parsing(c: &mut Criterion) {
     let mut group = c.benchmark_group("parse");
-    for n in [16usize, 256] {
+    for n in [16usize, 256, 4096] {
         let line: String = (0..n)
             .map(|i| (i * 7919).to_string())
             .collect::<Vec<_>>()
@@ -42,10 +42,16 @@ fn parsing(c: &mut Criterion) {
 }
 
 fn hashing(c: &mut Criterion) {
-    let data: Vec<u8> = (0..4096u32).map(|i| (i % 251) as u8).collect();
     let mut group = c.benchmark_group("hash");
-    group.throughput(Throughput::BytesDecimal(data.len() as u64));
-    group.bench_function("fnv1a::hash [4 KB]", |b| b.iter(|| fnv1a(black_box(&data))));
+    for (size, name) in [
+        (64usize, "fnv1a::hash [64 B]"),
+        (4096, "fnv1a::hash [4 KB]"),
+        (262_144, "fnv1a::hash [256 KB]"),
+    ] {
+        let data: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
+        group.throughput(Throughput::BytesDecimal(data.len() as u64));
+        group.bench_function(name, |b| b.iter(|| fnv1a(black_box(&data))));
+    }
     group.finish();
 }
 
@@ -80,6 +86,62 @@ fn latency_only(c: &mut Criterion) {
         let table: Vec<u64> = (0..64).collect();
         b.iter(|| table.iter().position(|&x| x == black_box(63)))
     });
+    let mut group = c.benchmark_group("collections");
+    for n in [100usize, 10_000] {
+        group.bench_function(format!("HashMap::insert/{n}"), |b| {
+            b.iter(|| {
+                let mut map = std::collections::HashMap::with_capacity(n);
+                for i in 0..n {
+                    map.insert(black_box(i as u64).wrapping_mul(0x9e37_79b9), i);
+                }
+                map.len()
+            })
+        });
+        group.bench_function(format!("BTreeMap::insert/{n}"), |b| {
+            b.iter(|| {
+                let mut map = std::collections::BTreeMap::new();
+                for i in 0..n {
+                    map.insert(black_box(i as u64).wrapping_mul(0x9e37_79b9), i);
+                }
+                map.len()
+            })
+        });
+    }
+    group.bench_function("Vec::push/1000 boxed", |b| {
+        b.iter(|| {
+            (0..1000u64)
+                .map(|i| Box::new(black_box(i)))
+                .collect::<Vec<_>>()
+        })
+    });
+    group.finish();
+
+    let mut group = c.benchmark_group("text");
+    group.bench_function("format!/1000 numbers", |b| {
+        b.iter(|| {
+            let mut out = String::new();
+            for i in 0..1000u32 {
+                out.push_str(&format!("{},", black_box(i)));
+            }
+            out.len()
+        })
+    });
+    group.bench_function("str::replace/10 KB", |b| {
+        let text = "the quick brown fox jumps over the lazy dog ".repeat(230);
+        b.iter(|| black_box(&text).replace("fox", "cat").len())
+    });
+    group.finish();
+
+    let mut group = c.benchmark_group("memory");
+    for size in [4096usize, 1 << 20] {
+        let source = vec![7u8; size];
+        group.throughput(Throughput::Bytes(size as u64));
+        group.bench_function(format!("copy/{size} B"), |b| {
+            let mut target = vec![0u8; size];
+            b.iter(|| target.copy_from_slice(black_box(&source)))
+        });
+    }
+    group.finish();
 }
 
 fn quick() -> Criterion {

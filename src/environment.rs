@@ -96,6 +96,28 @@ pub fn branch() -> Option<String> {
         })
 }
 
+/// `commit` and its first-parent ancestors, nearest first, at most `count` in all; empty when
+/// git does not know the commit (a shallow clone, another repository).
+pub fn first_parent_history(commit: &CommitSha, count: usize) -> Vec<CommitSha> {
+    let count = count.to_string();
+    output_of(
+        "git",
+        &[
+            "rev-list",
+            "--first-parent",
+            "--max-count",
+            &count,
+            commit.as_str(),
+        ],
+    )
+    .map(|text| {
+        text.lines()
+            .filter_map(|line| CommitSha::parse(line.trim()).ok())
+            .collect()
+    })
+    .unwrap_or_default()
+}
+
 /// Where Criterion writes: `$CRITERION_HOME`, else `<cargo target dir>/criterion`.
 pub fn criterion_home() -> anyhow::Result<PathBuf> {
     if let Some(home) = non_empty_var("CRITERION_HOME") {

@@ -1,8 +1,10 @@
 //! The `benchgate` binary: parses arguments, wires the parts, and maps the outcome to an exit
 //! code (0 ok, 1 regression found, 2 error). Environment variables and `process::exit` live here.
 
+mod ab;
 mod compare;
 mod environment;
+mod gate_command;
 mod render;
 
 use std::io::BufReader;
@@ -71,6 +73,51 @@ enum Command {
         baseline: String,
         #[command(flatten)]
         report: ReportArgs,
+    },
+    /// Judge a stored run against the stored baseline on the same machine.
+    ///
+    /// The baseline is the base commit's run on the head's fingerprint, else the nearest
+    /// first-parent ancestor's within 20 commits, else the verdict is `no-baseline`. The
+    /// baseline's history on the fingerprint gives the noise.
+    Gate {
+        /// The head run's id.
+        #[arg(long, value_name = "RUN")]
+        head: String,
+        /// The SQLite store.
+        #[arg(long, default_value = DEFAULT_DB)]
+        db: PathBuf,
+        /// The pull request's base commit [default: the head commit's ancestors].
+        #[arg(long, value_name = "SHA")]
+        base_commit: Option<String>,
+        #[command(flatten)]
+        report: ReportArgs,
+    },
+    /// Same-job A/B: build base and head, run the bench command alternately (A B A B ...) on
+    /// this machine, store every round, and decide with the rounds.
+    Ab {
+        /// The base ref (branch, tag or SHA).
+        #[arg(long, value_name = "REF")]
+        base_ref: String,
+        /// The head ref.
+        #[arg(long, value_name = "REF")]
+        head_ref: String,
+        /// Rounds; each runs base once, then head once.
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+        rounds: u32,
+        /// The SQLite store every round is ingested into.
+        #[arg(long, default_value = DEFAULT_DB)]
+        db: PathBuf,
+        /// The kind the rounds are stored as.
+        #[arg(long, value_enum, default_value_t = KindArg::Local)]
+        kind: KindArg,
+        /// The repository, OWNER/NAME [default: as for ingest].
+        #[arg(long)]
+        repo: Option<String>,
+        #[command(flatten)]
+        report: ReportArgs,
+        /// The bench command, run in each checkout, e.g. `cargo bench`.
+        #[arg(last = true, required = true, value_name = "BENCH COMMAND")]
+        command: Vec<String>,
     },
     /// Print this machine's hardware profile and its fingerprint.
     Fingerprint {
@@ -205,6 +252,43 @@ fn one_line(message: &str) -> String {
 async fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
         Command::Ingest(args) => ingest(args).await.map(|()| 0),
+        Command::Ab {
+            base_ref,
+            head_ref,
+            rounds,
+            db,
+            kind,
+            repo,
+            report,
+            command,
+        } => {
+            let args = ab::AbArgs {
+                base_ref: &base_ref,
+                head_ref: &head_ref,
+                rounds: rounds as usize,
+                command: &command,
+                db: &db,
+                kind: kind.into(),
+                repo: repo.as_deref(),
+                config: report.config.as_deref(),
+            };
+            ab::ab(&args, &report.outputs()).await
+        }
+        Command::Gate {
+            head,
+            db,
+            base_commit,
+            report,
+        } => {
+            gate_command::gate(
+                &head,
+                &db,
+                base_commit.as_deref(),
+                report.config.as_deref(),
+                &report.outputs(),
+            )
+            .await
+        }
         Command::Compare {
             base,
             head,

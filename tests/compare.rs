@@ -14,13 +14,10 @@ fn a_thirty_percent_slowdown_exits_1_and_warn_only_exits_0() {
     let dir = tempfile::tempdir().unwrap();
     let slower = scaled_copy(TREE, 1.3);
     let base = corpus(TREE);
+    let (base, slower) = (base.to_str().unwrap(), slower.path().to_str().unwrap());
+    // Two A/B rounds: between one pair of runs, everything moving could be the machine.
     let args = [
-        "compare",
-        "--base",
-        base.to_str().unwrap(),
-        "--head",
-        slower.path().to_str().unwrap(),
-        "--format",
+        "compare", "--base", base, "--head", slower, "--base", base, "--head", slower, "--format",
         "json",
     ];
     let output = benchgate(dir.path(), &args);
@@ -34,7 +31,7 @@ fn a_thirty_percent_slowdown_exits_1_and_warn_only_exits_0() {
         first["metric"], "throughput",
         "MerkleForge benchmarks declare Bytes"
     );
-    assert_eq!(first["uncalibrated"], true);
+    assert_eq!(first["noise_source"], "rounds");
 
     let mut warn_only = args.to_vec();
     warn_only.push("--warn-only");
@@ -42,7 +39,7 @@ fn a_thirty_percent_slowdown_exits_1_and_warn_only_exits_0() {
 }
 
 #[test]
-fn identical_trees_pass_and_write_both_reports() {
+fn a_single_uncalibrated_pair_never_passes() {
     let dir = tempfile::tempdir().unwrap();
     let base = corpus(TREE);
     let output = benchgate(
@@ -53,6 +50,33 @@ fn identical_trees_pass_and_write_both_reports() {
             base.to_str().unwrap(),
             "--head",
             base.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0));
+    let summary: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(summary["verdict"], "inconclusive");
+    assert_eq!(summary["benchmarks"][0]["uncalibrated"], true);
+}
+
+#[test]
+fn identical_trees_pass_and_write_both_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = corpus(TREE);
+    let base = base.to_str().unwrap();
+    let output = benchgate(
+        dir.path(),
+        &[
+            "compare",
+            "--base",
+            base,
+            "--head",
+            base,
+            "--base",
+            base,
+            "--head",
+            base,
             "--out-md",
             "perf-summary.md",
             "--out-json",

@@ -357,6 +357,81 @@ impl Store {
         rows.iter().map(run_summary_from_row).collect()
     }
 
+    /// Every run of `repository` on the machine `fingerprint`, oldest first.
+    pub async fn runs_on_fingerprint(
+        &self,
+        repository: &RepositoryName,
+        fingerprint: &Fingerprint,
+    ) -> Result<Vec<RunSummary>> {
+        let rows = sqlx::query(RUN_SUMMARY_SELECT_ON_FINGERPRINT)
+            .bind(repository.as_str())
+            .bind(fingerprint.as_str())
+            .fetch_all(&self.pool)
+            .await
+            .map_err(self.db_error())?;
+        rows.iter().map(run_summary_from_row).collect()
+    }
+
+    /// The median ns per iteration of every benchmark in each of `runs`: `(run, benchmark id,
+    /// median)` rows, grouped by run in the order given.
+    pub async fn medians(&self, runs: &[RunId]) -> Result<Vec<(RunId, String, f64)>> {
+        let mut out = Vec::new();
+        for chunk in runs.chunks(500) {
+            let mut query = QueryBuilder::<Sqlite>::new(
+                "SELECT m.run_id, b.name, m.median_point FROM measurements m \
+                 JOIN benchmarks b ON b.id = m.benchmark_id WHERE m.run_id IN (",
+            );
+            let mut ids = query.separated(", ");
+            for id in chunk {
+                ids.push_bind(id.get());
+            }
+            query.push(")");
+            let rows = query
+                .build()
+                .fetch_all(&self.pool)
+                .await
+                .map_err(self.db_error())?;
+            for row in rows {
+                let get_error = |e: sqlx::Error| Error::CorruptRow {
+                    table: "measurements",
+                    reason: e.to_string(),
+                };
+                out.push((
+                    RunId::from_row(row.try_get("run_id").map_err(get_error)?),
+                    row.try_get("name").map_err(get_error)?,
+                    row.try_get("median_point").map_err(get_error)?,
+                ));
+            }
+        }
+        let position: HashMap<RunId, usize> =
+            runs.iter().enumerate().map(|(i, id)| (*id, i)).collect();
+        out.sort_by_key(|(run, _, _)| position.get(run).copied().unwrap_or(usize::MAX));
+        Ok(out)
+    }
+
+    /// The highest attempt stored under (repository, commit, fingerprint, kind), 0 if none.
+    pub async fn last_attempt(
+        &self,
+        repository: &RepositoryName,
+        commit: &CommitSha,
+        fingerprint: &Fingerprint,
+        kind: RunKind,
+    ) -> Result<u32> {
+        let attempt: Option<i64> = sqlx::query_scalar(
+            "SELECT MAX(r.attempt) FROM runs r JOIN repositories repo ON repo.id = r.repository_id \
+             JOIN fingerprints f ON f.id = r.fingerprint_id \
+             WHERE repo.name = $1 AND r.commit_sha = $2 AND f.hash = $3 AND r.kind = $4",
+        )
+        .bind(repository.as_str())
+        .bind(commit.as_str())
+        .bind(fingerprint.as_str())
+        .bind(kind.as_str())
+        .fetch_one(&self.pool)
+        .await
+        .map_err(self.db_error())?;
+        Ok(attempt.and_then(|a| u32::try_from(a).ok()).unwrap_or(0))
+    }
+
     /// One run with its machine and every measurement.
     pub async fn get_run(&self, id: RunId) -> Result<StoredRun> {
         let db = self.db_error();
@@ -396,6 +471,11 @@ const RUN_SUMMARY_SELECT_ALL: &str = "SELECT r.id, repo.name AS repository, r.co
      r.attempt, f.hash AS fingerprint, r.recorded_at_ms, r.n_benchmarks \
      FROM runs r JOIN repositories repo ON repo.id = r.repository_id JOIN fingerprints f ON f.id = r.fingerprint_id \
      ORDER BY r.id";
+
+const RUN_SUMMARY_SELECT_ON_FINGERPRINT: &str = "SELECT r.id, repo.name AS repository, r.commit_sha, r.branch, r.kind, r.pr_number, \
+     r.attempt, f.hash AS fingerprint, r.recorded_at_ms, r.n_benchmarks \
+     FROM runs r JOIN repositories repo ON repo.id = r.repository_id JOIN fingerprints f ON f.id = r.fingerprint_id \
+     WHERE repo.name = $1 AND f.hash = $2 ORDER BY r.id";
 
 const RUN_SELECT_ONE: &str = "SELECT r.id, repo.name AS repository, r.commit_sha, r.branch, r.kind, r.pr_number, \
      r.attempt, f.hash AS fingerprint, r.recorded_at_ms, r.n_benchmarks, \

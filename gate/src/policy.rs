@@ -5,6 +5,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use crate::decision::Statistic;
 use crate::error::{Error, Result};
 
 /// Default latency limit: +15% time.
@@ -32,6 +33,7 @@ struct GateSection {
     min_change: Option<String>,
     confidence: Option<f64>,
     false_alarm_rate: Option<f64>,
+    statistic: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -105,6 +107,8 @@ pub struct Policy {
     pub confidence: f64,
     /// Family-wise rate of false `regressed` verdicts per comparison (Holm over benchmarks).
     pub false_alarm_rate: f64,
+    /// Which statistic of each round's per-iteration times is compared.
+    pub statistic: Statistic,
     /// Per-benchmark limits; the first matching pattern wins.
     pub overrides: Vec<Override>,
     /// Benchmarks never judged.
@@ -119,6 +123,10 @@ impl Default for Policy {
             min_change: 0.02,
             confidence: 0.95,
             false_alarm_rate: 0.05,
+            // Chosen by the accuracy harness (tests/accuracy.rs): on real A/A recordings the
+            // minimum per-iteration time is far steadier than the median, because interference
+            // only ever adds time.
+            statistic: Statistic::Quantile(0.0),
             overrides: Vec::new(),
             ignore: Vec::new(),
         }
@@ -170,6 +178,16 @@ impl Policy {
                 ));
             }
             policy.false_alarm_rate = value;
+        }
+        if let Some(name) = &gate.statistic {
+            policy.statistic = Statistic::parse(name).ok_or_else(|| {
+                config_error(
+                    "gate.statistic".into(),
+                    format!(
+                        "is {name:?}; expected \"median\", \"min\" or a quantile such as \"p10\""
+                    ),
+                )
+            })?;
         }
         policy.ignore = file.ignore.iter().map(|p| Glob::new(p)).collect();
         for (i, section) in file.overrides.iter().enumerate() {

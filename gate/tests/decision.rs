@@ -244,24 +244,70 @@ fn new_missing_and_ignored_benchmarks_are_named_not_judged() {
 }
 
 #[test]
-fn a_single_stored_run_without_history_is_uncalibrated_but_still_catches_a_large_slowdown() {
+fn a_single_stored_run_without_history_never_passes_but_still_catches_a_large_slowdown() {
     let base = vec![vec![
         measurement("a", 1000.0, 0.01, None),
         measurement("b", 1000.0, 0.01, None),
     ]];
     let head = vec![vec![
-        measurement("a", 1300.0, 0.01, None),
+        measurement("a", 1600.0, 0.01, None),
         measurement("b", 1010.0, 0.01, None),
     ]];
     let decision = decide(&base, &head, &HashMap::new());
     let v = verdicts(&decision);
-    assert_eq!((v["a"], v["b"]), (Verdict::Regressed, Verdict::Pass));
+    assert_eq!(
+        (v["a"], v["b"]),
+        (Verdict::Regressed, Verdict::Inconclusive)
+    );
     assert!(
         decision
             .benchmarks
             .iter()
             .all(|b| b.uncalibrated && b.noise_source == Some(NoiseSource::Assumed))
     );
+    assert_eq!(decision.verdict, Overall::Regressed);
+}
+
+#[test]
+fn a_single_pair_where_one_benchmark_jumps_among_calm_ones_fails_it_but_a_uniform_shift_does_not() {
+    let mut noise = Noise(11);
+    let history: HashMap<String, Vec<f64>> = (0..12)
+        .map(|j| {
+            (
+                format!("b{j:02}"),
+                (0..20)
+                    .map(|_| 1000f64.ln() + 0.01 * noise.normal())
+                    .collect(),
+            )
+        })
+        .collect();
+    let base = vec![
+        (0..12)
+            .map(|j| measurement(&format!("b{j:02}"), 1000.0, 0.01, None))
+            .collect::<Vec<_>>(),
+    ];
+    let one_slower = vec![
+        (0..12)
+            .map(|j| {
+                measurement(
+                    &format!("b{j:02}"),
+                    if j == 3 { 1300.0 } else { 1002.0 },
+                    0.01,
+                    None,
+                )
+            })
+            .collect::<Vec<_>>(),
+    ];
+    let decision = decide(&base, &one_slower, &history);
+    assert_eq!(verdicts(&decision)["b03"], Verdict::Regressed);
+    // Every benchmark 30% slower between two single runs looks like a slower machine.
+    let all_slower = vec![
+        (0..12)
+            .map(|j| measurement(&format!("b{j:02}"), 1300.0, 0.01, None))
+            .collect::<Vec<_>>(),
+    ];
+    let decision = decide(&base, &all_slower, &history);
+    assert_eq!(decision.verdict, Overall::Inconclusive);
 }
 
 #[test]

@@ -4,7 +4,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)] // each test file uses a subset
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 pub const SHA: &str = "b288db9ef7427c7003a02530c22b46a385a3c251";
 
@@ -91,6 +91,15 @@ pub fn scaled_copy(relative: &str, factor: f64) -> tempfile::TempDir {
     dir
 }
 
+/// A copy of a real Criterion tree where only the benchmark directory `benchmark` (a path below
+/// the root) is `factor` times slower.
+pub fn copy_with_one_slower(relative: &str, benchmark: &str, factor: f64) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&corpus(relative), dir.path());
+    scale_times(&dir.path().join(benchmark), factor);
+    dir
+}
+
 fn scale_times(dir: &Path, factor: f64) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
@@ -121,4 +130,17 @@ fn scale_times(dir: &Path, factor: f64) {
             });
         }
     }
+}
+
+/// Runs git in `dir` with a throwaway identity; returns its trimmed standard output.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .current_dir(dir)
+        .stderr(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "git {args:?}");
+    String::from_utf8(output.stdout).unwrap().trim().to_owned()
 }

@@ -1,0 +1,171 @@
+//! `benchgate gate`: judge a stored head run against the stored baseline on the same machine —
+//! the base commit's run, else the nearest first-parent ancestor's within [`ANCESTOR_LIMIT`]
+//! commits, else `no-baseline` — with the baseline's history as the noise estimate.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use anyhow::Context as _;
+use benchgate_collector::{CommitSha, RunId, RunKind, RunSummary, Store};
+use benchgate_gate::decision::{Input, Mode, Statistic, evaluate, round_statistic};
+use benchgate_gate::report::Context;
+
+use crate::compare::{Outputs, load_policy, report};
+use crate::environment;
+
+/// How far back the baseline may be: the base commit and this many ancestors.
+pub const ANCESTOR_LIMIT: usize = 20;
+/// How many runs of the baseline's history estimate its noise.
+pub const HISTORY_RUNS: usize = 30;
+
+/// Finds the baseline among `candidates` (runs on the head's repository and fingerprint): the
+/// newest non-PR run of the first commit in `ancestry` that has one. Pure.
+pub fn choose_baseline<'a>(
+    candidates: &'a [RunSummary],
+    ancestry: &[CommitSha],
+    head: RunId,
+) -> Option<&'a RunSummary> {
+    ancestry.iter().find_map(|commit| {
+        candidates
+            .iter()
+            .filter(|run| {
+                run.id != head && &run.meta.commit == commit && run.meta.kind != RunKind::Pr
+            })
+            .max_by_key(|run| run.id)
+    })
+}
+
+/// `benchgate gate`: returns the exit code (0 pass, inconclusive or no baseline; 1 regression).
+pub async fn gate(
+    head: &str,
+    db: &Path,
+    base_commit: Option<&str>,
+    config: Option<&Path>,
+    outputs: &Outputs,
+) -> anyhow::Result<u8> {
+    let policy = load_policy(config)?;
+    let head_id = RunId::parse(head).context("--head")?;
+    if !db.is_file() {
+        anyhow::bail!(
+            "{}: no such store; run `benchgate ingest` first or pass --db",
+            db.display()
+        );
+    }
+    let store = Store::open(db).await?;
+    let outcome = decide(&store, head_id, base_commit, &policy, outputs).await;
+    store.close().await;
+    outcome
+}
+
+/// ln(statistic) per benchmark over `runs`, in order: medians come straight from the store;
+/// other statistics are computed from each run's samples.
+async fn history_of(
+    store: &Store,
+    runs: &[RunId],
+    statistic: Statistic,
+) -> anyhow::Result<HashMap<String, Vec<f64>>> {
+    let mut history: HashMap<String, Vec<f64>> = HashMap::new();
+    let mut push = |id: String, value: f64| {
+        if value > 0.0 {
+            history.entry(id).or_default().push(value.ln());
+        }
+    };
+    if statistic == Statistic::Median {
+        for (_, id, median) in store.medians(runs).await? {
+            push(id, median);
+        }
+    } else {
+        for run in runs {
+            for m in store.get_run(*run).await?.measurements {
+                let value = round_statistic(&m, statistic);
+                push(m.id.as_str().to_owned(), value);
+            }
+        }
+    }
+    Ok(history)
+}
+
+async fn decide(
+    store: &Store,
+    head_id: RunId,
+    base_commit: Option<&str>,
+    policy: &benchgate_gate::Policy,
+    outputs: &Outputs,
+) -> anyhow::Result<u8> {
+    let head = store.get_run(head_id).await.context("--head")?;
+    let start = match base_commit {
+        Some(sha) => CommitSha::parse(sha).context("--base-commit")?,
+        None => head.summary.meta.commit.clone(),
+    };
+    // With --base-commit the base itself comes first; otherwise the head's own commit is
+    // skipped and its ancestors are searched.
+    let mut ancestry = environment::first_parent_history(&start, ANCESTOR_LIMIT + 1);
+    if ancestry.is_empty() {
+        ancestry.push(start.clone());
+    }
+    if base_commit.is_none() {
+        ancestry.retain(|c| c != &head.summary.meta.commit);
+    }
+    let candidates = store
+        .runs_on_fingerprint(&head.summary.meta.repository, &head.summary.fingerprint)
+        .await?;
+    let baseline = choose_baseline(&candidates, &ancestry, head_id);
+
+    let mut context = Context {
+        base: start.short().to_owned(),
+        head: format!("{} (run {})", head.summary.meta.commit.short(), head_id),
+        base_commit: None,
+        head_commit: Some(head.summary.meta.commit.to_string()),
+        fingerprint: Some(head.summary.fingerprint.to_string()),
+    };
+    let Some(baseline) = baseline else {
+        eprintln!(
+            "benchgate: no stored run of {} or its {ANCESTOR_LIMIT} nearest ancestors on fingerprint {}: verdict no-baseline",
+            start.short(),
+            head.summary.fingerprint.short()
+        );
+        let empty: Vec<Vec<benchgate_collector::Measurement>> = Vec::new();
+        let none = HashMap::new();
+        let decision = evaluate(
+            &Input {
+                mode: Mode::StoredBaseline,
+                base_rounds: &empty,
+                head_rounds: &empty,
+                history: &none,
+            },
+            policy,
+        );
+        return report(&decision, &context, policy, outputs);
+    };
+    context.base = format!("{} (run {})", baseline.meta.commit.short(), baseline.id);
+    context.base_commit = Some(baseline.meta.commit.to_string());
+
+    // The baseline's history: the newest run of each of its first-parent ancestors, oldest first.
+    let lineage = environment::first_parent_history(&baseline.meta.commit, HISTORY_RUNS);
+    let mut history_runs: Vec<RunId> = lineage
+        .iter()
+        .filter_map(|commit| {
+            candidates
+                .iter()
+                .filter(|run| {
+                    &run.meta.commit == commit && run.meta.kind != RunKind::Pr && run.id != head_id
+                })
+                .map(|run| run.id)
+                .max()
+        })
+        .collect();
+    history_runs.reverse();
+    let history = history_of(store, &history_runs, policy.statistic).await?;
+
+    let base = store.get_run(baseline.id).await?;
+    let decision = evaluate(
+        &Input {
+            mode: Mode::StoredBaseline,
+            base_rounds: &[base.measurements],
+            head_rounds: &[head.measurements],
+            history: &history,
+        },
+        policy,
+    );
+    report(&decision, &context, policy, outputs)
+}

@@ -1,0 +1,474 @@
+//! The gate's accuracy, measured. Real A/A recordings from this kind of machine (the same code
+//! run after run, idle and under interference: tests/fixtures/recordings/, made with
+//! scripts/record-aa.sh) and the corpus's base/new pairs, with a known slowdown injected into
+//! one head benchmark at a time (every time and sample scaled by 1 + δ). For each mode, machine
+//! state and metric it tallies P(regressed), P(inconclusive) and P(pass) against δ, prints the
+//! table (`cargo test --release --test accuracy -- --nocapture`) and checks the targets:
+//! - identical code is `regressed` in at most 1% of benchmark comparisons;
+//! - a slowdown at or beyond the limit is `pass` at most 5% of the time;
+//! - same-job A/B with 3 rounds on an idle machine: at least 90% of slowdowns of 1.5 times the
+//!   limit are `regressed`, and at least 90% of identical-code comparisons are `pass`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
+
+mod common;
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+use std::path::Path;
+
+use benchgate_collector::cargo_criterion::read_messages;
+use benchgate_collector::criterion::read_tree;
+use benchgate_collector::{Estimate, Measurement, Samples};
+use benchgate_gate::Policy;
+use benchgate_gate::decision::{
+    Input, Metric, Mode, Statistic, Verdict, evaluate, round_statistic,
+};
+
+const ROUNDS: usize = 3;
+const HISTORY: usize = 10;
+const LATENCY_LIMIT: f64 = 0.15;
+const THROUGHPUT_LIMIT: f64 = 1.0 / 0.9 - 1.0;
+
+/// The slowdowns injected (as time increases), including each metric's limit and 1.5× it.
+fn deltas() -> Vec<f64> {
+    let mut deltas = vec![
+        0.0,
+        0.02,
+        0.05,
+        0.08,
+        0.10,
+        THROUGHPUT_LIMIT,
+        0.12,
+        0.15,
+        0.20,
+        0.30,
+    ];
+    deltas.push(1.0 / 0.85 - 1.0); // throughput dropping 15% = 1.5 × its limit
+    deltas.push(0.225); // latency 1.5 × its limit
+    deltas.sort_by(f64::total_cmp);
+    deltas
+}
+
+fn limit(metric: Metric) -> f64 {
+    match metric {
+        Metric::Time => LATENCY_LIMIT,
+        Metric::Throughput => THROUGHPUT_LIMIT,
+    }
+}
+
+fn one_and_a_half_limits(metric: Metric) -> f64 {
+    match metric {
+        Metric::Time => 0.225,
+        Metric::Throughput => 1.0 / 0.85 - 1.0,
+    }
+}
+
+fn load_recording(state: &str) -> Vec<Vec<Measurement>> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/recordings")
+        .join(state);
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}; record with scripts/record-aa.sh", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|f| {
+            read_messages(std::io::BufReader::new(std::fs::File::open(f).unwrap()), f).unwrap()
+        })
+        .collect()
+}
+
+/// The measurement with every time multiplied by `1 + delta`.
+fn slowed(m: &Measurement, delta: f64) -> Measurement {
+    let factor = 1.0 + delta;
+    let scale = |e: &Estimate| Estimate {
+        point: e.point * factor,
+        lower: e.lower * factor,
+        upper: e.upper * factor,
+        ..*e
+    };
+    Measurement {
+        mean: scale(&m.mean),
+        median: scale(&m.median),
+        samples: Samples::new(
+            m.samples.iters().to_vec(),
+            m.samples.times().iter().map(|t| t * factor).collect(),
+        )
+        .unwrap(),
+        ..m.clone()
+    }
+}
+
+fn slow_one(round: &[Measurement], id: &str, delta: f64) -> Vec<Measurement> {
+    round
+        .iter()
+        .map(|m| {
+            if m.id.as_str() == id {
+                slowed(m, delta)
+            } else {
+                m.clone()
+            }
+        })
+        .collect()
+}
+
+#[derive(Default, Clone, Copy)]
+struct Tally {
+    regressed: usize,
+    inconclusive: usize,
+    pass: usize,
+    other: usize,
+}
+
+impl Tally {
+    fn add(&mut self, verdict: Verdict) {
+        match verdict {
+            Verdict::Regressed => self.regressed += 1,
+            Verdict::Inconclusive => self.inconclusive += 1,
+            Verdict::Pass => self.pass += 1,
+            _ => self.other += 1,
+        }
+    }
+    fn n(&self) -> usize {
+        self.regressed + self.inconclusive + self.pass + self.other
+    }
+    fn share(&self, count: usize) -> f64 {
+        count as f64 / self.n().max(1) as f64
+    }
+}
+
+/// (setting, metric, δ in per-mille) → tally.
+type Table = BTreeMap<(String, &'static str, i64), Tally>;
+
+fn metric_name(metric: Metric) -> &'static str {
+    match metric {
+        Metric::Time => "latency",
+        Metric::Throughput => "throughput",
+    }
+}
+
+fn key(delta: f64) -> i64 {
+    (delta * 1000.0).round() as i64
+}
+
+/// One comparison: `base`/`head` rounds; every benchmark judged at δ = 0, then each benchmark
+/// slowed alone at every δ > 0.
+fn tally_comparison(
+    table: &mut Table,
+    policy: &Policy,
+    setting: &str,
+    base: &[Vec<Measurement>],
+    head: &[Vec<Measurement>],
+    history: &HashMap<String, Vec<f64>>,
+) {
+    let mode = if base.len() > 1 {
+        Mode::SameJobAb
+    } else {
+        Mode::StoredBaseline
+    };
+    let decision = evaluate(
+        &Input {
+            mode,
+            base_rounds: base,
+            head_rounds: head,
+            history,
+        },
+        policy,
+    );
+    for b in decision.benchmarks.iter().filter(|b| b.ratio.is_some()) {
+        table
+            .entry((setting.to_owned(), metric_name(b.metric), 0))
+            .or_default()
+            .add(b.verdict);
+    }
+    let compared: Vec<(String, Metric)> = decision
+        .benchmarks
+        .iter()
+        .filter(|b| b.ratio.is_some())
+        .map(|b| (b.id.clone(), b.metric))
+        .collect();
+    for delta in deltas().into_iter().filter(|d| *d > 0.0) {
+        for (id, metric) in &compared {
+            let slowed_head: Vec<Vec<Measurement>> = head
+                .iter()
+                .map(|round| slow_one(round, id, delta))
+                .collect();
+            let decision = evaluate(
+                &Input {
+                    mode,
+                    base_rounds: base,
+                    head_rounds: &slowed_head,
+                    history,
+                },
+                policy,
+            );
+            let verdict = decision
+                .benchmarks
+                .iter()
+                .find(|b| &b.id == id)
+                .unwrap()
+                .verdict;
+            table
+                .entry((setting.to_owned(), metric_name(*metric), key(delta)))
+                .or_default()
+                .add(verdict);
+        }
+    }
+}
+
+/// ln(statistic) of each benchmark over `runs`, oldest first: the history the store would give.
+fn ln_history(runs: &[Vec<Measurement>], statistic: Statistic) -> HashMap<String, Vec<f64>> {
+    let mut history: HashMap<String, Vec<f64>> = HashMap::new();
+    for run in runs {
+        for m in run {
+            history
+                .entry(m.id.as_str().to_owned())
+                .or_default()
+                .push(round_statistic(m, statistic).ln());
+        }
+    }
+    history
+}
+
+fn measure_recording(table: &mut Table, policy: &Policy, runs: &[Vec<Measurement>], state: &str) {
+    assert!(
+        runs.len() > 2 * ROUNDS,
+        "{state}: {} runs recorded",
+        runs.len()
+    );
+    let none = HashMap::new();
+    // Same-job A/B: six consecutive runs as A B A B A B.
+    for start in 0..=runs.len() - 2 * ROUNDS {
+        let window = &runs[start..start + 2 * ROUNDS];
+        let base: Vec<_> = window.iter().step_by(2).cloned().collect();
+        let head: Vec<_> = window.iter().skip(1).step_by(2).cloned().collect();
+        tally_comparison(
+            table,
+            policy,
+            &format!("A/B {ROUNDS} rounds, {state}"),
+            &base,
+            &head,
+            &none,
+        );
+    }
+    // Stored baseline: run i against run i + 1, with and without the runs before i as history.
+    for i in HISTORY..runs.len() - 1 {
+        let base = vec![runs[i].clone()];
+        let head = vec![runs[i + 1].clone()];
+        let history = ln_history(&runs[i.saturating_sub(30)..=i], policy.statistic);
+        tally_comparison(
+            table,
+            policy,
+            &format!("stored baseline + history, {state}"),
+            &base,
+            &head,
+            &history,
+        );
+        tally_comparison(
+            table,
+            policy,
+            &format!("stored baseline, no history, {state}"),
+            &base,
+            &head,
+            &none,
+        );
+    }
+}
+
+/// The corpus's trees that hold both `base` and `new` results: one single-run pair each.
+fn measure_corpus_pairs(table: &mut Table, policy: &Policy) {
+    let none = HashMap::new();
+    for tree in [
+        "LYXAL-LAB__lyxal_encoding/target/criterion",
+        "dicethedev__MerkleForge/target/criterion",
+        "Aida118__szse-binary-rs/target/criterion",
+        "Scarjit__cryptoBench/target/criterion",
+        "ai-2070__net/target/criterion",
+        "fedemagnani__git-bench/target/criterion",
+        "laysakura__louds-rs/criterion",
+    ] {
+        let root = common::corpus(tree);
+        let base = read_tree(&root, "base").unwrap();
+        let new = read_tree(&root, "new").unwrap();
+        tally_comparison(
+            table,
+            policy,
+            "corpus base/new pairs (no history)",
+            &[base],
+            &[new],
+            &none,
+        );
+    }
+}
+
+fn render(table: &Table) -> String {
+    let mut out = String::new();
+    let mut current = (String::new(), "");
+    for ((setting, metric, delta), tally) in table {
+        if (setting.as_str(), *metric) != (current.0.as_str(), current.1) {
+            current = (setting.clone(), metric);
+            let _ = writeln!(
+                out,
+                "\n#### {setting}: {metric} benchmarks (limit {:+.1}% time)\n",
+                limit(if *metric == "latency" {
+                    Metric::Time
+                } else {
+                    Metric::Throughput
+                }) * 100.0
+            );
+            let _ = writeln!(
+                out,
+                "| δ (time) | n | P(regressed) | P(inconclusive) | P(pass) | P(warn/improved) |"
+            );
+            let _ = writeln!(out, "|---:|---:|---:|---:|---:|---:|");
+        }
+        let _ = writeln!(
+            out,
+            "| {:.1}% | {} | {:.1}% | {:.1}% | {:.1}% | {:.1}% |",
+            *delta as f64 / 10.0,
+            tally.n(),
+            100.0 * tally.share(tally.regressed),
+            100.0 * tally.share(tally.inconclusive),
+            100.0 * tally.share(tally.pass),
+            100.0 * tally.share(tally.other),
+        );
+    }
+    out
+}
+
+/// The measurements behind every table: each state's recording and the corpus pairs.
+fn measure(policy: &Policy, recordings: &[(String, Vec<Vec<Measurement>>)]) -> Table {
+    let mut table = Table::new();
+    for (state, runs) in recordings {
+        measure_recording(&mut table, policy, runs, state);
+    }
+    measure_corpus_pairs(&mut table, policy);
+    table
+}
+
+/// One line per statistic and setting: the four numbers the targets are about.
+fn statistic_summary(name: &str, table: &Table) -> String {
+    let mut out = String::new();
+    let settings: Vec<&String> = {
+        let mut s: Vec<&String> = table.keys().map(|(setting, _, _)| setting).collect();
+        s.dedup();
+        s
+    };
+    for setting in settings {
+        for (metric, kind) in [
+            ("latency", Metric::Time),
+            ("throughput", Metric::Throughput),
+        ] {
+            let get = |delta: f64| {
+                table
+                    .get(&(setting.clone(), metric, key(delta)))
+                    .copied()
+                    .unwrap_or_default()
+            };
+            let identical = get(0.0);
+            let at_limit = get(limit(kind));
+            let large = get(one_and_a_half_limits(kind));
+            let _ = writeln!(
+                out,
+                "| {name} | {setting} | {metric} | {:.1}% | {:.1}% | {:.1}% | {:.1}% |",
+                100.0 * identical.share(identical.pass),
+                100.0 * identical.share(identical.regressed),
+                100.0 * at_limit.share(at_limit.pass),
+                100.0 * large.share(large.regressed),
+            );
+        }
+    }
+    out
+}
+
+#[test]
+fn the_gate_meets_its_error_rates_on_real_a_a_data() {
+    // BENCHGATE_ACCURACY_STATES narrows the recordings while developing; CI measures both.
+    let states =
+        std::env::var("BENCHGATE_ACCURACY_STATES").unwrap_or_else(|_| "idle,busy".to_owned());
+    let recordings: Vec<(String, Vec<Vec<Measurement>>)> = states
+        .split(',')
+        .map(|state| (state.trim().to_owned(), load_recording(state.trim())))
+        .collect();
+
+    let mut summary = String::from(
+        "| statistic | setting | metric | P(pass), identical | P(regressed), identical | P(pass), at the limit | P(regressed), 1.5× limit |\n|---|---|---|---:|---:|---:|---:|\n",
+    );
+    // The candidates compared (BENCHGATE_ACCURACY_COMPARE=1): the table that chose the default.
+    let candidates: &[&str] = if std::env::var_os("BENCHGATE_ACCURACY_COMPARE").is_some() {
+        &["median", "p25", "p10", "min"]
+    } else {
+        &[]
+    };
+    for candidate in candidates {
+        let policy = Policy {
+            statistic: Statistic::parse(candidate).unwrap(),
+            ..Policy::default()
+        };
+        summary.push_str(&statistic_summary(
+            candidate,
+            &measure(&policy, &recordings),
+        ));
+    }
+    let policy = Policy::default();
+    let table = measure(&policy, &recordings);
+    let report = format!(
+        "### Statistics compared\n\n{summary}\n### The default policy ({})\n{}",
+        policy.statistic.name(),
+        render(&table)
+    );
+    println!("{report}");
+    let _ = std::fs::write(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("target/accuracy.md"),
+        &report,
+    );
+
+    let mut failures = Vec::new();
+    for ((setting, metric, delta), tally) in &table {
+        let metric_kind = if *metric == "latency" {
+            Metric::Time
+        } else {
+            Metric::Throughput
+        };
+        let delta = *delta as f64 / 1000.0;
+        if delta == 0.0 && tally.share(tally.regressed) > 0.01 {
+            failures.push(format!(
+                "{setting}, {metric}: identical code regressed {:.1}%",
+                100.0 * tally.share(tally.regressed)
+            ));
+        }
+        if delta >= limit(metric_kind) - 1e-9 && tally.share(tally.pass) > 0.05 {
+            failures.push(format!(
+                "{setting}, {metric}, δ {:.1}%: passed {:.1}%",
+                delta * 100.0,
+                100.0 * tally.share(tally.pass)
+            ));
+        }
+        if setting.starts_with("A/B") && setting.ends_with("idle") {
+            if delta == 0.0 && tally.share(tally.pass) < 0.90 {
+                failures.push(format!(
+                    "{setting}, {metric}: identical code passed only {:.1}%",
+                    100.0 * tally.share(tally.pass)
+                ));
+            }
+            if (delta - one_and_a_half_limits(metric_kind)).abs() < 1e-3
+                && tally.share(tally.regressed) < 0.90
+            {
+                failures.push(format!(
+                    "{setting}, {metric}, δ {:.1}%: regressed only {:.1}%",
+                    delta * 100.0,
+                    100.0 * tally.share(tally.regressed)
+                ));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "targets missed:\n{}",
+        failures.join("\n")
+    );
+}

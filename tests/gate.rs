@@ -1,0 +1,172 @@
+//! `benchgate gate` end to end: the baseline comes from the store (the base commit's run on the
+//! same fingerprint, else the nearest first-parent ancestor's), its history calibrates the noise,
+//! and without either the verdict is no-baseline.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+
+const TREE: &str = "dicethedev__MerkleForge/target/criterion";
+/// One benchmark of TREE (Bytes throughput), slowed alone in the tests below: its directory
+/// and its identity (Criterion sanitised `/` in the group name to `_` on disk).
+const ONE_DIR: &str = "leaf_hash_BLAKE3/128";
+const ONE: &str = "leaf_hash/BLAKE3/128";
+
+fn benchmark<'a>(summary: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+    summary["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["id"] == id)
+        .unwrap()
+}
+
+/// A git repository with `n` empty commits on `main`; returns their SHAs, oldest first.
+fn repository(dir: &Path, n: usize) -> Vec<String> {
+    let git = |args: &[&str]| common::git(dir, args);
+    git(&["init", "-q", "-b", "main"]);
+    (0..n)
+        .map(|i| {
+            git(&[
+                "commit",
+                "-q",
+                "--allow-empty",
+                "-m",
+                &format!("commit {i}"),
+            ]);
+            git(&["rev-parse", "HEAD"])
+        })
+        .collect()
+}
+
+fn ingest(dir: &Path, tree: &Path, commit: &str, kind: &str) -> String {
+    let output = benchgate(
+        dir,
+        &[
+            "ingest",
+            tree.to_str().unwrap(),
+            "--repo",
+            "acme/rocket",
+            "--commit",
+            commit,
+            "--kind",
+            kind,
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    stdout(&output).trim().to_owned()
+}
+
+fn gate_json(dir: &Path, args: &[&str]) -> (Option<i32>, serde_json::Value) {
+    let mut all = vec!["gate", "--format", "json"];
+    all.extend_from_slice(args);
+    let output = benchgate(dir, &all);
+    assert!(output.status.code() != Some(2), "{}", stderr(&output));
+    (
+        output.status.code(),
+        serde_json::from_slice(&output.stdout).unwrap(),
+    )
+}
+
+#[test]
+fn the_base_commits_run_is_the_baseline_and_a_slowdown_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let commits = repository(dir.path(), 3);
+    ingest(dir.path(), &corpus(TREE), &commits[1], "push");
+    // Uncalibrated (one stored run, no history), a regression must be large to be claimed.
+    let slower = copy_with_one_slower(TREE, ONE_DIR, 1.6);
+    let head = ingest(dir.path(), slower.path(), &commits[2], "pr");
+
+    let (code, summary) = gate_json(dir.path(), &["--head", &head, "--base-commit", &commits[1]]);
+    assert_eq!(code, Some(1));
+    assert_eq!(summary["verdict"], "regressed");
+    assert_eq!(summary["mode"], "stored-baseline");
+    assert_eq!(summary["base_commit"], commits[1].as_str());
+    assert_eq!(summary["head_commit"], commits[2].as_str());
+    assert_eq!(summary["counts"]["regressed"], 1);
+    assert_eq!(benchmark(&summary, ONE)["verdict"], "regressed");
+    assert_eq!(
+        benchmark(&summary, ONE)["uncalibrated"],
+        true,
+        "one stored run is no history"
+    );
+}
+
+#[test]
+fn without_a_run_of_the_base_commit_the_nearest_ancestor_serves() {
+    let dir = tempfile::tempdir().unwrap();
+    let commits = repository(dir.path(), 5);
+    ingest(dir.path(), &corpus(TREE), &commits[1], "push");
+    let head = ingest(dir.path(), &corpus(TREE), &commits[4], "pr");
+    // Neither commits[3] nor commits[2] has a run; commits[1] does.
+    let (code, summary) = gate_json(dir.path(), &["--head", &head, "--base-commit", &commits[3]]);
+    assert_eq!(code, Some(0));
+    assert_eq!(
+        summary["verdict"], "inconclusive",
+        "one stored run without history never passes"
+    );
+    assert_eq!(summary["base_commit"], commits[1].as_str());
+    // Without --base-commit the head's own ancestors are searched.
+    let (_, summary) = gate_json(dir.path(), &["--head", &head]);
+    assert_eq!(summary["base_commit"], commits[1].as_str());
+}
+
+#[test]
+fn nothing_comparable_is_no_baseline_and_exits_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let commits = repository(dir.path(), 2);
+    let head = ingest(dir.path(), &corpus(TREE), &commits[1], "pr");
+    let (code, summary) = gate_json(dir.path(), &["--head", &head]);
+    assert_eq!(code, Some(0));
+    assert_eq!(summary["verdict"], "no-baseline");
+}
+
+#[test]
+fn history_on_the_fingerprint_calibrates_the_noise() {
+    let dir = tempfile::tempdir().unwrap();
+    let commits = repository(dir.path(), 14);
+    // Twelve default-branch runs with ±1% wobble, then the PR run 12% slower.
+    let wobble = [
+        1.0, 1.01, 0.99, 1.005, 0.995, 1.0, 1.01, 0.992, 1.003, 0.998, 1.007, 1.0,
+    ];
+    let trees: Vec<_> = wobble.iter().map(|w| scaled_copy(TREE, *w)).collect();
+    for (tree, commit) in trees.iter().zip(&commits[..12]) {
+        ingest(dir.path(), tree.path(), commit, "push");
+    }
+    let slower = copy_with_one_slower(TREE, ONE_DIR, 1.12);
+    let head = ingest(dir.path(), slower.path(), &commits[13], "pr");
+    let (code, summary) = gate_json(
+        dir.path(),
+        &["--head", &head, "--base-commit", &commits[11]],
+    );
+    let one = benchmark(&summary, ONE);
+    assert_eq!(one["noise_source"], "history");
+    assert_eq!(one["uncalibrated"], false);
+    // 12% slower exceeds a throughput benchmark's 11.1% limit, far outside a ±1% history.
+    assert_eq!(one["verdict"], "regressed");
+    assert_eq!(summary["counts"]["regressed"], 1);
+    assert_eq!(
+        summary["counts"]["pass"], 29,
+        "the calibrated, unchanged benchmarks pass"
+    );
+    assert_eq!(code, Some(1));
+}
+
+#[test]
+fn a_bad_head_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let commits = repository(dir.path(), 1);
+    ingest(dir.path(), &corpus(TREE), &commits[0], "push");
+    assert_refused(
+        &benchgate(dir.path(), &["gate", "--head", "99"]),
+        &["--head", "run 99 not found"],
+    );
+    assert_refused(
+        &benchgate(dir.path(), &["gate", "--head", "1", "--base-commit", "xyz"]),
+        &["--base-commit", "\"xyz\""],
+    );
+}
