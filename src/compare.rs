@@ -171,14 +171,18 @@ pub fn report(
     policy: &Policy,
     outputs: &Outputs,
 ) -> anyhow::Result<u8> {
-    let markdown = render_markdown(decision, context, policy);
-    let json = serde_json::to_string_pretty(&summary_json(decision, context, policy))? + "\n";
-    if let Some(path) = &outputs.out_md {
-        std::fs::write(path, &markdown)
+    // Each rendering only when something asks for it: a report of 10,000 benchmarks is not free.
+    let markdown = (outputs.out_md.is_some() || outputs.format == ReportFormat::Md)
+        .then(|| render_markdown(decision, context, policy));
+    let json = (outputs.out_json.is_some() || outputs.format == ReportFormat::Json)
+        .then(|| serde_json::to_string(&summary_json(decision, context, policy)).map(|j| j + "\n"))
+        .transpose()?;
+    if let (Some(path), Some(markdown)) = (&outputs.out_md, &markdown) {
+        std::fs::write(path, markdown)
             .with_context(|| format!("--out-md {}: cannot write", path.display()))?;
     }
-    if let Some(path) = &outputs.out_json {
-        std::fs::write(path, &json)
+    if let (Some(path), Some(json)) = (&outputs.out_json, &json) {
+        std::fs::write(path, json)
             .with_context(|| format!("--out-json {}: cannot write", path.display()))?;
     }
     match outputs.format {
@@ -186,8 +190,8 @@ pub fn report(
             "{}",
             render_text(decision, context, policy, std::io::stdout().is_terminal())
         ),
-        ReportFormat::Md => print!("{markdown}"),
-        ReportFormat::Json => print!("{json}"),
+        ReportFormat::Md => print!("{}", markdown.unwrap_or_default()),
+        ReportFormat::Json => print!("{}", json.unwrap_or_default()),
     }
     Ok(
         if decision.verdict == Overall::Regressed && !outputs.warn_only {

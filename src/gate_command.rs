@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use anyhow::Context as _;
-use benchgate_collector::{CommitSha, RunId, RunKind, RunSummary, Store};
+use benchgate_collector::{CommitSha, RunId, RunKind, RunSummary, Store, StoredStatistic};
 use benchgate_gate::decision::{Input, Mode, Statistic, evaluate, round_statistic};
 use benchgate_gate::report::Context;
 
@@ -57,8 +57,8 @@ pub async fn gate(
     outcome
 }
 
-/// ln(statistic) per benchmark over `runs`, in order: medians come straight from the store;
-/// other statistics are computed from each run's samples.
+/// ln(statistic) per benchmark over `runs`, in order: the median and the minimum come straight
+/// from the store's columns; other quantiles are computed from each run's samples.
 async fn history_of(
     store: &Store,
     runs: &[RunId],
@@ -70,15 +70,23 @@ async fn history_of(
             history.entry(id).or_default().push(value.ln());
         }
     };
-    if statistic == Statistic::Median {
-        for (_, id, median) in store.medians(runs).await? {
-            push(id, median);
+    let stored = match statistic {
+        Statistic::Median => Some(StoredStatistic::Median),
+        Statistic::Quantile(0.0) => Some(StoredStatistic::Min),
+        Statistic::Quantile(_) => None,
+    };
+    match stored {
+        Some(stored) => {
+            for (_, id, value) in store.statistic_values(runs, stored).await? {
+                push(id, value);
+            }
         }
-    } else {
-        for run in runs {
-            for m in store.get_run(*run).await?.measurements {
-                let value = round_statistic(&m, statistic);
-                push(m.id.as_str().to_owned(), value);
+        None => {
+            for run in runs {
+                for m in store.get_run(*run).await?.measurements {
+                    let value = round_statistic(&m, statistic);
+                    push(m.id.as_str().to_owned(), value);
+                }
             }
         }
     }

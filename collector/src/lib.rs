@@ -15,4 +15,4 @@ pub use domain::{
 };
 pub use error::{Error, Result};
 pub use fingerprint::{Fingerprint, HardwareProfile, RunnerImage, RustcInfo};
-pub use store::{IngestOutcome, NewRun, RunMeta, RunSummary, Store, StoredRun};
+pub use store::{IngestOutcome, NewRun, RunMeta, RunSummary, Store, StoredRun, StoredStatistic};

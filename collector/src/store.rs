@@ -39,6 +39,15 @@ pub struct RunMeta {
     pub attempt: u32,
 }
 
+/// Per-iteration statistics the store keeps as columns, for history queries without samples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoredStatistic {
+    /// Criterion's median estimate.
+    Median,
+    /// The minimum over samples of `times[i] / iters[i]`.
+    Min,
+}
+
 /// A run to store: what was measured, on what machine, and its results.
 #[derive(Debug, Clone)]
 pub struct NewRun {
@@ -317,7 +326,7 @@ impl Store {
             let mut insert = QueryBuilder::<Sqlite>::new(
                 "INSERT INTO measurements (run_id, benchmark_id, throughput_kind, throughput_amount, throughput_bytes, \
                  mean_point, mean_lower, mean_upper, median_point, median_lower, median_upper, confidence_level, \
-                 sampling_mode, n_samples, sample_iters, sample_times) ",
+                 sampling_mode, n_samples, sample_iters, sample_times, min_point) ",
             );
             insert.push_values(chunk, |mut row, m| {
                 row.push_bind(run_id)
@@ -335,7 +344,8 @@ impl Store {
                     .push_bind(m.measurement.sampling_mode.as_deref())
                     .push_bind(m.n_samples)
                     .push_bind(encode_f64s(m.measurement.samples.iters()))
-                    .push_bind(encode_f64s(m.measurement.samples.times()));
+                    .push_bind(encode_f64s(m.measurement.samples.times()))
+                    .push_bind(m.min_point);
             });
             insert.build().execute(&mut *tx).await.map_err(&db)?;
         }
@@ -372,36 +382,64 @@ impl Store {
         rows.iter().map(run_summary_from_row).collect()
     }
 
-    /// The median ns per iteration of every benchmark in each of `runs`: `(run, benchmark id,
-    /// median)` rows, grouped by run in the order given.
-    pub async fn medians(&self, runs: &[RunId]) -> Result<Vec<(RunId, String, f64)>> {
-        let mut out = Vec::new();
+    /// A per-iteration statistic of every benchmark in each of `runs`: `(run, benchmark id,
+    /// value)` rows, grouped by run in the order given. Rows without the statistic are skipped.
+    pub async fn statistic_values(
+        &self,
+        runs: &[RunId],
+        statistic: StoredStatistic,
+    ) -> Result<Vec<(RunId, String, f64)>> {
+        let column = match statistic {
+            StoredStatistic::Median => "m.median_point",
+            StoredStatistic::Min => "m.min_point",
+        };
+        // Ids, not names, per row: a history can be hundreds of thousands of rows.
+        let mut rows_by_id: Vec<(RunId, i64, f64)> = Vec::new();
+        for chunk in runs.chunks(500) {
+            let mut query = QueryBuilder::<Sqlite>::new(format!(
+                "SELECT m.run_id, m.benchmark_id, {column} AS value FROM measurements m \
+                 WHERE {column} IS NOT NULL AND m.run_id IN ("
+            ));
+            let mut ids = query.separated(", ");
+            for id in chunk {
+                ids.push_bind(id.get());
+            }
+            query.push(")");
+            let rows: Vec<(i64, i64, f64)> = query
+                .build_query_as()
+                .fetch_all(&self.pool)
+                .await
+                .map_err(self.db_error())?;
+            rows_by_id.extend(
+                rows.into_iter()
+                    .map(|(run, benchmark, value)| (RunId::from_row(run), benchmark, value)),
+            );
+        }
+        let mut names: HashMap<i64, String> = HashMap::new();
         for chunk in runs.chunks(500) {
             let mut query = QueryBuilder::<Sqlite>::new(
-                "SELECT m.run_id, b.name, m.median_point FROM measurements m \
-                 JOIN benchmarks b ON b.id = m.benchmark_id WHERE m.run_id IN (",
+                "SELECT DISTINCT b.id, b.name FROM benchmarks b JOIN measurements m ON m.benchmark_id = b.id \
+                 WHERE m.run_id IN (",
             );
             let mut ids = query.separated(", ");
             for id in chunk {
                 ids.push_bind(id.get());
             }
             query.push(")");
-            let rows = query
-                .build()
+            let rows: Vec<(i64, String)> = query
+                .build_query_as()
                 .fetch_all(&self.pool)
                 .await
                 .map_err(self.db_error())?;
-            for row in rows {
-                let get_error = |e: sqlx::Error| Error::CorruptRow {
-                    table: "measurements",
-                    reason: e.to_string(),
-                };
-                out.push((
-                    RunId::from_row(row.try_get("run_id").map_err(get_error)?),
-                    row.try_get("name").map_err(get_error)?,
-                    row.try_get("median_point").map_err(get_error)?,
-                ));
-            }
+            names.extend(rows);
+        }
+        let mut out = Vec::with_capacity(rows_by_id.len());
+        for (run, benchmark, value) in rows_by_id {
+            let name = names.get(&benchmark).ok_or_else(|| Error::CorruptRow {
+                table: "measurements",
+                reason: format!("benchmark {benchmark} has no name"),
+            })?;
+            out.push((run, name.clone(), value));
         }
         let position: HashMap<RunId, usize> =
             runs.iter().enumerate().map(|(i, id)| (*id, i)).collect();
@@ -493,6 +531,7 @@ struct MeasurementRow<'a> {
     throughput_amount: Option<i64>,
     throughput_bytes: Option<i64>,
     n_samples: i64,
+    min_point: f64,
 }
 
 impl<'a> MeasurementRow<'a> {
@@ -515,6 +554,10 @@ impl<'a> MeasurementRow<'a> {
                 .map(to_i64)
                 .transpose()?,
             n_samples: to_i64(measurement.samples.len() as u64)?,
+            min_point: measurement
+                .samples
+                .per_iteration()
+                .fold(f64::INFINITY, f64::min),
         })
     }
 }

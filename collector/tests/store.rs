@@ -9,7 +9,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use benchgate_collector::criterion::read_tree;
 use benchgate_collector::{
     CommitSha, Error, HardwareProfile, IngestOutcome, Measurement, NewRun, RepositoryName, RunKind,
-    RunMeta, RustcInfo, Store, Throughput,
+    RunMeta, RustcInfo, Store, StoredStatistic, Throughput,
 };
 use sqlx::Connection;
 
@@ -210,4 +210,37 @@ async fn runs_of_several_repositories_and_trees_keep_their_own_benchmarks() {
         stored.summary.meta.repository.as_str(),
         "laysakura/louds-rs"
     );
+}
+
+#[tokio::test]
+async fn the_minimum_and_median_are_kept_as_columns_for_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("benchgate.db")).await.unwrap();
+    let run = new_run(merkle_forge());
+    let id = store.ingest(&run, false).await.unwrap().run_id();
+    let minimums = store
+        .statistic_values(&[id], StoredStatistic::Min)
+        .await
+        .unwrap();
+    let medians = store
+        .statistic_values(&[id], StoredStatistic::Median)
+        .await
+        .unwrap();
+    assert_eq!((minimums.len(), medians.len()), (30, 30));
+    for m in &run.measurements {
+        let expected_min = m.samples.per_iteration().fold(f64::INFINITY, f64::min);
+        let min = minimums
+            .iter()
+            .find(|(_, name, _)| name == m.id.as_str())
+            .unwrap()
+            .2;
+        let median = medians
+            .iter()
+            .find(|(_, name, _)| name == m.id.as_str())
+            .unwrap()
+            .2;
+        assert_eq!(min, expected_min, "{}", m.id);
+        assert_eq!(median, m.median.point, "{}", m.id);
+        assert!(min < median);
+    }
 }

@@ -389,26 +389,15 @@ pub fn evaluate(input: &Input<'_>, policy: &Policy) -> Decision {
     // slows whichever benchmark runs at the time) and sometimes global (one whole run slowed);
     // with one run a side, a change only counts when it stands out from the others' moves. Read
     // as a half-normal scale: the 90th percentile of |d| over the others, / 1.645.
-    let moves: Vec<f64> = candidates
+    let mut sorted_moves: Vec<f64> = candidates
         .iter()
         .map(|c| mean(&c.changes.iter().map(|r| r.d).collect::<Vec<_>>()).abs())
         .collect();
+    let moves = sorted_moves.clone();
+    sorted_moves.sort_by(f64::total_cmp);
     let others_spread = |j: usize| -> Option<f64> {
-        if moves.len() <= MIN_BENCHMARKS_TO_POOL {
-            return None;
-        }
-        let mut others: Vec<f64> = moves
-            .iter()
-            .enumerate()
-            .filter(|(k, _)| *k != j)
-            .map(|(_, m)| *m)
-            .collect();
-        others.sort_by(f64::total_cmp);
-        let rank = 0.9 * (others.len() - 1) as f64;
-        let (below, fraction) = (rank.floor() as usize, rank - rank.floor());
-        let q90 =
-            others[below] + fraction * (others[(below + 1).min(others.len() - 1)] - others[below]);
-        Some(q90 / 1.645)
+        (moves.len() > MIN_BENCHMARKS_TO_POOL)
+            .then(|| leave_one_out_quantile(&sorted_moves, moves[j], 0.9) / 1.645)
     };
 
     let assessed: Vec<Assessed> = candidates
@@ -424,6 +413,14 @@ pub fn evaluate(input: &Input<'_>, policy: &Policy) -> Decision {
         })
         .collect();
 
+    // Quantiles are bisections; the same few degrees of freedom recur for every benchmark.
+    let mut quantiles: HashMap<(u64, u64), f64> = HashMap::new();
+    let mut quantile = |p: f64, df: f64| {
+        *quantiles
+            .entry((p.to_bits(), df.to_bits()))
+            .or_insert_with(|| t_quantile(p, df))
+    };
+
     let slower = holm(
         &assessed.iter().map(|a| a.p_slower).collect::<Vec<_>>(),
         policy.false_alarm_rate,
@@ -438,7 +435,7 @@ pub fn evaluate(input: &Input<'_>, policy: &Policy) -> Decision {
     let min_change = policy.min_change.ln_1p();
     for (i, (candidate, a)) in candidates.iter().zip(&assessed).enumerate() {
         let log_limit = policy.log_limit(candidate.id, candidate.metric == Metric::Throughput);
-        let upper_one_sided = a.d + t_quantile(policy.confidence, a.df) * a.se;
+        let upper_one_sided = a.d + quantile(policy.confidence, a.df) * a.se;
         let verdict = if a.d >= log_limit && slower[i] {
             Verdict::Regressed
         } else if slower[i] && a.d >= min_change {
@@ -452,7 +449,7 @@ pub fn evaluate(input: &Input<'_>, policy: &Policy) -> Decision {
         } else {
             Verdict::Inconclusive
         };
-        let half_width = t_quantile(0.5 + policy.confidence / 2.0, a.df) * a.se;
+        let half_width = quantile(0.5 + policy.confidence / 2.0, a.df) * a.se;
         let n = candidate.changes.len() as f64;
         let geometric = |values: &mut dyn Iterator<Item = f64>| (values.sum::<f64>() / n).exp();
         results.push(BenchmarkResult {
@@ -489,6 +486,23 @@ pub fn evaluate(input: &Input<'_>, policy: &Policy) -> Decision {
         rounds,
         benchmarks: results,
     }
+}
+
+/// The `q` quantile (linear interpolation) of `sorted` with one occurrence of `left_out`
+/// removed, in O(log n).
+fn leave_one_out_quantile(sorted: &[f64], left_out: f64, q: f64) -> f64 {
+    let position = sorted.partition_point(|v| *v < left_out);
+    let at = |i: usize| {
+        if i < position {
+            sorted[i]
+        } else {
+            sorted[i + 1]
+        }
+    };
+    let last = sorted.len() - 2;
+    let rank = q * last as f64;
+    let below = rank.floor() as usize;
+    at(below) + (rank - rank.floor()) * (at((below + 1).min(last)) - at(below))
 }
 
 fn index_rounds(rounds: &[Vec<Measurement>]) -> Vec<HashMap<&str, &Measurement>> {
@@ -600,7 +614,11 @@ fn round_change(
 
 /// The variance of ln(point) implied by a confidence interval.
 fn log_variance(estimate: &Estimate) -> f64 {
-    let z = t_quantile(0.5 + estimate.confidence_level / 2.0, f64::INFINITY);
+    let z = if estimate.confidence_level == 0.95 {
+        Z_95
+    } else {
+        t_quantile(0.5 + estimate.confidence_level / 2.0, f64::INFINITY)
+    };
     let half_width = if estimate.lower > 0.0 {
         (estimate.upper.ln() - estimate.lower.ln()) / 2.0
     } else {
@@ -612,6 +630,9 @@ fn log_variance(estimate: &Estimate) -> f64 {
         0.0
     }
 }
+
+/// The two-sided 95% normal quantile, Criterion's default interval.
+const Z_95: f64 = 1.959_963_984_540_054;
 
 /// Holm's step-down procedure: which hypotheses are rejected at family-wise level `alpha`.
 fn holm(p_values: &[f64], alpha: f64) -> Vec<bool> {
@@ -633,6 +654,29 @@ fn holm(p_values: &[f64], alpha: f64) -> Vec<bool> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::holm;
+
+    #[test]
+    fn the_leave_one_out_quantile_matches_sorting_without_the_value() {
+        let values = [0.5, 0.01, 0.3, 0.02, 0.02, 0.9, 0.04, 0.1, 0.0, 0.07];
+        let mut sorted = values.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        for (j, value) in values.iter().enumerate() {
+            let mut others: Vec<f64> = values
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| *k != j)
+                .map(|(_, v)| *v)
+                .collect();
+            others.sort_by(f64::total_cmp);
+            let rank = 0.9 * (others.len() - 1) as f64;
+            let below = rank.floor() as usize;
+            let expected = others[below]
+                + (rank - rank.floor())
+                    * (others[(below + 1).min(others.len() - 1)] - others[below]);
+            let got = super::leave_one_out_quantile(&sorted, *value, 0.9);
+            assert!((got - expected).abs() < 1e-12, "{j}: {got} vs {expected}");
+        }
+    }
 
     #[test]
     fn holm_steps_down_and_stops_at_the_first_failure() {
