@@ -72,7 +72,7 @@ impl Statistic {
         match self {
             Statistic::Median => "median".to_owned(),
             Statistic::Quantile(0.0) => "min".to_owned(),
-            Statistic::Quantile(q) => format!("p{}", q * 100.0),
+            Statistic::Quantile(q) => format!("p{}", (q * 100_000.0).round() / 1000.0),
         }
     }
 }

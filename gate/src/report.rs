@@ -84,6 +84,7 @@ pub fn summary_json(decision: &Decision, context: &Context, policy: &Policy) -> 
         "base": context.base,
         "head": context.head,
         "fingerprint": context.fingerprint,
+        "statistic": policy.statistic.name(),
         "confidence": policy.confidence,
         "false_alarm_rate": policy.false_alarm_rate,
         "counts": counts,
@@ -294,9 +295,14 @@ fn comparison_sentence(decision: &Decision, context: &Context, policy: &Policy) 
         .filter(|b| b.ratio.is_some())
         .count();
     format!(
-        "Head `{}` against base `{}` ({how}){machine}. A benchmark passes when a slowdown as large as its limit is excluded with {:.0}% confidence; it fails only when it is at least the limit and significant after Holm's correction over {compared} benchmarks ({:.0}% chance of any false alarm per comparison). The noise band is the {:.0}% interval of the change, from {}.",
+        "Head `{}` against base `{}` ({how}){machine}, comparing the {} time per iteration of each round. A benchmark passes when a slowdown as large as its limit is excluded with {:.0}% confidence; it fails only when it is at least the limit and significant after Holm's correction over {compared} benchmarks ({:.0}% chance of any false alarm per comparison). The noise band is the {:.0}% interval of the change, from {}.",
         context.head,
         context.base,
+        match policy.statistic {
+            crate::decision::Statistic::Median => "median".to_owned(),
+            crate::decision::Statistic::Quantile(0.0) => "minimum".to_owned(),
+            other => format!("{} quantile of the", other.name()),
+        },
         policy.confidence * 100.0,
         policy.false_alarm_rate * 100.0,
         policy.confidence * 100.0,
