@@ -350,6 +350,13 @@ impl Store {
             insert.build().execute(&mut *tx).await.map_err(&db)?;
         }
 
+        sqlx::query("UPDATE runs SET statistics = $1 WHERE id = $2")
+            .bind(encode_run_statistics(&rows))
+            .bind(run_id)
+            .execute(&mut *tx)
+            .await
+            .map_err(&db)?;
+
         tx.commit().await.map_err(&db)?;
         let id = RunId::from_row(run_id);
         Ok(match previous {
@@ -393,9 +400,43 @@ impl Store {
             StoredStatistic::Median => "m.median_point",
             StoredStatistic::Min => "m.min_point",
         };
-        // Ids, not names, per row: a history can be hundreds of thousands of rows.
+        // One packed row per run; runs stored before it existed are read row by row.
         let mut rows_by_id: Vec<(RunId, i64, f64)> = Vec::new();
+        let mut unpacked: Vec<RunId> = Vec::new();
         for chunk in runs.chunks(500) {
+            let mut query =
+                QueryBuilder::<Sqlite>::new("SELECT id, statistics FROM runs WHERE id IN (");
+            let mut ids = query.separated(", ");
+            for id in chunk {
+                ids.push_bind(id.get());
+            }
+            query.push(")");
+            let packed: Vec<(i64, Option<Vec<u8>>)> = query
+                .build_query_as()
+                .fetch_all(&self.pool)
+                .await
+                .map_err(self.db_error())?;
+            for (run, blob) in packed {
+                let run = RunId::from_row(run);
+                match blob.as_deref().and_then(decode_run_statistics) {
+                    Some(entries) => {
+                        rows_by_id.extend(entries.into_iter().map(|(benchmark, median, min)| {
+                            (
+                                run,
+                                benchmark,
+                                if statistic == StoredStatistic::Min {
+                                    min
+                                } else {
+                                    median
+                                },
+                            )
+                        }))
+                    }
+                    None => unpacked.push(run),
+                }
+            }
+        }
+        for chunk in unpacked.chunks(500) {
             let mut query = QueryBuilder::<Sqlite>::new(format!(
                 "SELECT m.run_id, m.benchmark_id, {column} AS value FROM measurements m \
                  WHERE {column} IS NOT NULL AND m.run_id IN ("
@@ -418,8 +459,8 @@ impl Store {
         let mut names: HashMap<i64, String> = HashMap::new();
         for chunk in runs.chunks(500) {
             let mut query = QueryBuilder::<Sqlite>::new(
-                "SELECT DISTINCT b.id, b.name FROM benchmarks b JOIN measurements m ON m.benchmark_id = b.id \
-                 WHERE m.run_id IN (",
+                "SELECT DISTINCT b.id, b.name FROM benchmarks b JOIN runs r ON r.repository_id = b.repository_id \
+                 WHERE r.id IN (",
             );
             let mut ids = query.separated(", ");
             for id in chunk {
@@ -720,6 +761,40 @@ fn content_hash(run: &NewRun) -> String {
         field(&encode_f64s(m.samples.times()));
     }
     to_hex(&hasher.finalize())
+}
+
+/// `runs.statistics`: per measurement, benchmark id (i64), median and minimum (f64), little-endian.
+fn encode_run_statistics(rows: &[MeasurementRow<'_>]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(rows.len() * 24);
+    for row in rows {
+        out.extend_from_slice(&row.benchmark_id.to_le_bytes());
+        out.extend_from_slice(&row.measurement.median.point.to_le_bytes());
+        out.extend_from_slice(&row.min_point.to_le_bytes());
+    }
+    out
+}
+
+fn decode_run_statistics(bytes: &[u8]) -> Option<Vec<(i64, f64, f64)>> {
+    let entries = bytes.chunks_exact(24);
+    if !entries.remainder().is_empty() {
+        return None;
+    }
+    let word = |b: &[u8]| -> [u8; 8] {
+        let mut array = [0u8; 8];
+        array.copy_from_slice(b);
+        array
+    };
+    Some(
+        entries
+            .map(|e| {
+                (
+                    i64::from_le_bytes(word(&e[..8])),
+                    f64::from_le_bytes(word(&e[8..16])),
+                    f64::from_le_bytes(word(&e[16..])),
+                )
+            })
+            .collect(),
+    )
 }
 
 fn encode_f64s(values: &[f64]) -> Vec<u8> {

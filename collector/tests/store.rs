@@ -243,4 +243,24 @@ async fn the_minimum_and_median_are_kept_as_columns_for_history() {
         assert_eq!(median, m.median.point, "{}", m.id);
         assert!(min < median);
     }
+    // Runs stored before runs.statistics existed are read from the measurements, identically.
+    store.close().await;
+    let db = dir.path().join("benchgate.db");
+    let mut connection = sqlx::SqliteConnection::connect(&format!("sqlite://{}", db.display()))
+        .await
+        .unwrap();
+    sqlx::query("UPDATE runs SET statistics = NULL")
+        .execute(&mut connection)
+        .await
+        .unwrap();
+    connection.close().await.unwrap();
+    let store = Store::open(&db).await.unwrap();
+    let mut from_rows = store
+        .statistic_values(&[id], StoredStatistic::Min)
+        .await
+        .unwrap();
+    let mut packed = minimums;
+    from_rows.sort_by(|a, b| a.1.cmp(&b.1));
+    packed.sort_by(|a, b| a.1.cmp(&b.1));
+    assert_eq!(from_rows, packed);
 }
