@@ -77,8 +77,15 @@ async fn history_of(
     };
     match stored {
         Some(stored) => {
-            for (_, id, value) in store.statistic_values(runs, stored).await? {
-                push(id, value);
+            for (id, values) in store.statistic_series(runs, stored).await? {
+                history.insert(
+                    id,
+                    values
+                        .into_iter()
+                        .filter(|v| *v > 0.0)
+                        .map(f64::ln)
+                        .collect(),
+                );
             }
         }
         None => {

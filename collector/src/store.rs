@@ -389,13 +389,13 @@ impl Store {
         rows.iter().map(run_summary_from_row).collect()
     }
 
-    /// A per-iteration statistic of every benchmark in each of `runs`: `(run, benchmark id,
-    /// value)` rows, grouped by run in the order given. Rows without the statistic are skipped.
-    pub async fn statistic_values(
+    /// A per-iteration statistic of each benchmark over `runs`: per benchmark id, its values in
+    /// the order of `runs` (runs without the benchmark or the statistic are skipped).
+    pub async fn statistic_series(
         &self,
         runs: &[RunId],
         statistic: StoredStatistic,
-    ) -> Result<Vec<(RunId, String, f64)>> {
+    ) -> Result<HashMap<String, Vec<f64>>> {
         let column = match statistic {
             StoredStatistic::Median => "m.median_point",
             StoredStatistic::Min => "m.min_point",
@@ -474,18 +474,23 @@ impl Store {
                 .map_err(self.db_error())?;
             names.extend(rows);
         }
-        let mut out = Vec::with_capacity(rows_by_id.len());
-        for (run, benchmark, value) in rows_by_id {
-            let name = names.get(&benchmark).ok_or_else(|| Error::CorruptRow {
-                table: "measurements",
-                reason: format!("benchmark {benchmark} has no name"),
-            })?;
-            out.push((run, name.clone(), value));
-        }
         let position: HashMap<RunId, usize> =
             runs.iter().enumerate().map(|(i, id)| (*id, i)).collect();
-        out.sort_by_key(|(run, _, _)| position.get(run).copied().unwrap_or(usize::MAX));
-        Ok(out)
+        rows_by_id.sort_by_key(|(run, _, _)| position.get(run).copied().unwrap_or(usize::MAX));
+        let mut series: HashMap<i64, Vec<f64>> = HashMap::new();
+        for (_, benchmark, value) in rows_by_id {
+            series.entry(benchmark).or_default().push(value);
+        }
+        series
+            .into_iter()
+            .map(|(benchmark, values)| {
+                let name = names.remove(&benchmark).ok_or_else(|| Error::CorruptRow {
+                    table: "measurements",
+                    reason: format!("benchmark {benchmark} has no name"),
+                })?;
+                Ok((name, values))
+            })
+            .collect()
     }
 
     /// The highest attempt stored under (repository, commit, fingerprint, kind), 0 if none.

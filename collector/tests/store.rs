@@ -219,29 +219,19 @@ async fn the_minimum_and_median_are_kept_as_columns_for_history() {
     let run = new_run(merkle_forge());
     let id = store.ingest(&run, false).await.unwrap().run_id();
     let minimums = store
-        .statistic_values(&[id], StoredStatistic::Min)
+        .statistic_series(&[id], StoredStatistic::Min)
         .await
         .unwrap();
     let medians = store
-        .statistic_values(&[id], StoredStatistic::Median)
+        .statistic_series(&[id], StoredStatistic::Median)
         .await
         .unwrap();
     assert_eq!((minimums.len(), medians.len()), (30, 30));
     for m in &run.measurements {
         let expected_min = m.samples.per_iteration().fold(f64::INFINITY, f64::min);
-        let min = minimums
-            .iter()
-            .find(|(_, name, _)| name == m.id.as_str())
-            .unwrap()
-            .2;
-        let median = medians
-            .iter()
-            .find(|(_, name, _)| name == m.id.as_str())
-            .unwrap()
-            .2;
-        assert_eq!(min, expected_min, "{}", m.id);
-        assert_eq!(median, m.median.point, "{}", m.id);
-        assert!(min < median);
+        assert_eq!(minimums[m.id.as_str()], [expected_min], "{}", m.id);
+        assert_eq!(medians[m.id.as_str()], [m.median.point], "{}", m.id);
+        assert!(expected_min < m.median.point);
     }
     // Runs stored before runs.statistics existed are read from the measurements, identically.
     store.close().await;
@@ -255,12 +245,36 @@ async fn the_minimum_and_median_are_kept_as_columns_for_history() {
         .unwrap();
     connection.close().await.unwrap();
     let store = Store::open(&db).await.unwrap();
-    let mut from_rows = store
-        .statistic_values(&[id], StoredStatistic::Min)
+    assert_eq!(
+        store
+            .statistic_series(&[id], StoredStatistic::Min)
+            .await
+            .unwrap(),
+        minimums
+    );
+}
+
+#[tokio::test]
+async fn statistic_series_follow_the_order_of_the_runs_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("benchgate.db")).await.unwrap();
+    let mut ids = Vec::new();
+    for (attempt, factor) in [(1, 1.0), (2, 2.0), (3, 3.0)] {
+        let mut run = new_run(merkle_forge());
+        run.meta.attempt = attempt;
+        for m in &mut run.measurements {
+            m.median.point *= factor;
+        }
+        ids.push(store.ingest(&run, false).await.unwrap().run_id());
+    }
+    let reversed: Vec<_> = ids.iter().rev().copied().collect();
+    let series = store
+        .statistic_series(&reversed, StoredStatistic::Median)
         .await
         .unwrap();
-    let mut packed = minimums;
-    from_rows.sort_by(|a, b| a.1.cmp(&b.1));
-    packed.sort_by(|a, b| a.1.cmp(&b.1));
-    assert_eq!(from_rows, packed);
+    let first = merkle_forge()[0].median.point;
+    assert_eq!(
+        series[merkle_forge()[0].id.as_str()],
+        [3.0 * first, 2.0 * first, first]
+    );
 }
