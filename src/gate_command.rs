@@ -64,40 +64,39 @@ async fn history_of(
     runs: &[RunId],
     statistic: Statistic,
 ) -> anyhow::Result<HashMap<String, Vec<f64>>> {
-    let mut history: HashMap<String, Vec<f64>> = HashMap::new();
-    let mut push = |id: String, value: f64| {
-        if value > 0.0 {
-            history.entry(id).or_default().push(value.ln());
-        }
-    };
     let stored = match statistic {
         Statistic::Median => Some(StoredStatistic::Median),
         Statistic::Quantile(0.0) => Some(StoredStatistic::Min),
         Statistic::Quantile(_) => None,
     };
-    match stored {
-        Some(stored) => {
-            for (id, values) in store.statistic_series(runs, stored).await? {
-                history.insert(
-                    id,
-                    values
-                        .into_iter()
-                        .filter(|v| *v > 0.0)
-                        .map(f64::ln)
-                        .collect(),
-                );
-            }
-        }
+    let values: HashMap<String, Vec<f64>> = match stored {
+        Some(stored) => store.statistic_series(runs, stored).await?,
         None => {
+            let mut values: HashMap<String, Vec<f64>> = HashMap::new();
             for run in runs {
                 for m in store.get_run(*run).await?.measurements {
-                    let value = round_statistic(&m, statistic);
-                    push(m.id.as_str().to_owned(), value);
+                    values
+                        .entry(m.id.as_str().to_owned())
+                        .or_default()
+                        .push(round_statistic(&m, statistic));
                 }
             }
+            values
         }
-    }
-    Ok(history)
+    };
+    Ok(values
+        .into_iter()
+        .map(|(id, values)| {
+            (
+                id,
+                values
+                    .into_iter()
+                    .filter(|v| *v > 0.0)
+                    .map(f64::ln)
+                    .collect(),
+            )
+        })
+        .collect())
 }
 
 async fn decide(

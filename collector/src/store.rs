@@ -404,18 +404,12 @@ impl Store {
         let mut rows_by_id: Vec<(RunId, i64, f64)> = Vec::new();
         let mut unpacked: Vec<RunId> = Vec::new();
         for chunk in runs.chunks(500) {
-            let mut query =
-                QueryBuilder::<Sqlite>::new("SELECT id, statistics FROM runs WHERE id IN (");
-            let mut ids = query.separated(", ");
-            for id in chunk {
-                ids.push_bind(id.get());
-            }
-            query.push(")");
-            let packed: Vec<(i64, Option<Vec<u8>>)> = query
-                .build_query_as()
-                .fetch_all(&self.pool)
-                .await
-                .map_err(self.db_error())?;
+            let packed: Vec<(i64, Option<Vec<u8>>)> =
+                in_runs("SELECT id, statistics FROM runs WHERE id IN (", chunk)
+                    .build_query_as()
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(self.db_error())?;
             for (run, blob) in packed {
                 let run = RunId::from_row(run);
                 match blob.as_deref().and_then(decode_run_statistics) {
@@ -437,16 +431,11 @@ impl Store {
             }
         }
         for chunk in unpacked.chunks(500) {
-            let mut query = QueryBuilder::<Sqlite>::new(format!(
+            let sql = format!(
                 "SELECT m.run_id, m.benchmark_id, {column} AS value FROM measurements m \
                  WHERE {column} IS NOT NULL AND m.run_id IN ("
-            ));
-            let mut ids = query.separated(", ");
-            for id in chunk {
-                ids.push_bind(id.get());
-            }
-            query.push(")");
-            let rows: Vec<(i64, i64, f64)> = query
+            );
+            let rows: Vec<(i64, i64, f64)> = in_runs(sql, chunk)
                 .build_query_as()
                 .fetch_all(&self.pool)
                 .await
@@ -458,14 +447,10 @@ impl Store {
         }
         let mut names: HashMap<i64, String> = HashMap::new();
         for chunk in runs.chunks(500) {
-            let mut query = QueryBuilder::<Sqlite>::new(
-                "SELECT DISTINCT b.id, b.name FROM benchmarks b JOIN runs r ON r.repository_id = b.repository_id \
-                 WHERE r.id IN (",
-            );
-            let mut ids = query.separated(", ");
-            for id in chunk {
-                ids.push_bind(id.get());
-            }
+            // The repositories' benchmarks, without joining every run to every benchmark.
+            let sql = "SELECT id, name FROM benchmarks WHERE repository_id IN \
+                       (SELECT repository_id FROM runs WHERE id IN (";
+            let mut query = in_runs(sql, chunk);
             query.push(")");
             let rows: Vec<(i64, String)> = query
                 .build_query_as()
@@ -551,23 +536,50 @@ impl Store {
     }
 }
 
-const RUN_SUMMARY_SELECT_ALL: &str = "SELECT r.id, repo.name AS repository, r.commit_sha, r.branch, r.kind, r.pr_number, \
-     r.attempt, f.hash AS fingerprint, r.recorded_at_ms, r.n_benchmarks \
-     FROM runs r JOIN repositories repo ON repo.id = r.repository_id JOIN fingerprints f ON f.id = r.fingerprint_id \
-     ORDER BY r.id";
+/// The columns and joins every run query starts with; `run_summary_from_row` reads them.
+macro_rules! run_summary_select {
+    () => {
+        "SELECT r.id, repo.name AS repository, r.commit_sha, r.branch, r.kind, r.pr_number, \
+         r.attempt, f.hash AS fingerprint, r.recorded_at_ms, r.n_benchmarks"
+    };
+}
 
-const RUN_SUMMARY_SELECT_ON_FINGERPRINT: &str = "SELECT r.id, repo.name AS repository, r.commit_sha, r.branch, r.kind, r.pr_number, \
-     r.attempt, f.hash AS fingerprint, r.recorded_at_ms, r.n_benchmarks \
-     FROM runs r JOIN repositories repo ON repo.id = r.repository_id JOIN fingerprints f ON f.id = r.fingerprint_id \
-     WHERE repo.name = $1 AND f.hash = $2 ORDER BY r.id";
+/// The joins from a run to its repository and fingerprint.
+macro_rules! run_joins {
+    () => {
+        " FROM runs r JOIN repositories repo ON repo.id = r.repository_id \
+         JOIN fingerprints f ON f.id = r.fingerprint_id"
+    };
+}
 
-const RUN_SELECT_ONE: &str = "SELECT r.id, repo.name AS repository, r.commit_sha, r.branch, r.kind, r.pr_number, \
-     r.attempt, f.hash AS fingerprint, r.recorded_at_ms, r.n_benchmarks, \
-     f.cpu_arch, f.cpu_vendor, f.cpu_brand, f.physical_cores, f.logical_cores, f.memory_gib, f.cpu_features, \
-     f.os_name, f.os_major_version, f.runner_image, f.runner_image_version, f.rustc_version, f.host_triple, \
-     r.hostname, r.cpu_frequency_mhz, r.kernel_version, r.os_version \
-     FROM runs r JOIN repositories repo ON repo.id = r.repository_id JOIN fingerprints f ON f.id = r.fingerprint_id \
-     WHERE r.id = $1";
+const RUN_SUMMARY_SELECT_ALL: &str = concat!(run_summary_select!(), run_joins!(), " ORDER BY r.id");
+
+const RUN_SUMMARY_SELECT_ON_FINGERPRINT: &str = concat!(
+    run_summary_select!(),
+    run_joins!(),
+    " WHERE repo.name = $1 AND f.hash = $2 ORDER BY r.id"
+);
+
+const RUN_SELECT_ONE: &str = concat!(
+    run_summary_select!(),
+    ", f.cpu_arch, f.cpu_vendor, f.cpu_brand, f.physical_cores, f.logical_cores, f.memory_gib, \
+     f.cpu_features, f.os_name, f.os_major_version, f.runner_image, f.runner_image_version, \
+     f.rustc_version, f.host_triple, r.hostname, r.cpu_frequency_mhz, r.kernel_version, r.os_version",
+    run_joins!(),
+    " WHERE r.id = $1"
+);
+
+/// `sql` followed by the ids of `runs` as bound parameters and a closing parenthesis: for the
+/// `... WHERE x IN (` queries over a chunk of runs.
+fn in_runs(sql: impl Into<String>, runs: &[RunId]) -> QueryBuilder<Sqlite> {
+    let mut query = QueryBuilder::<Sqlite>::new(sql);
+    let mut ids = query.separated(", ");
+    for id in runs {
+        ids.push_bind(id.get());
+    }
+    query.push(")");
+    query
+}
 
 /// A measurement ready to bind, with its integer columns converted once.
 struct MeasurementRow<'a> {
