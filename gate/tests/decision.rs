@@ -4,27 +4,12 @@
 
 use std::collections::HashMap;
 
-use benchgate_collector::{BenchmarkId, Estimate, Measurement, Samples, Throughput};
+mod common;
+
+use benchgate_collector::{Measurement, Throughput};
 use benchgate_gate::Policy;
 use benchgate_gate::decision::{Input, Mode, NoiseSource, Overall, Verdict, evaluate};
-
-/// A measurement whose median is `ns`, with a ±`within` relative 95% interval.
-fn measurement(id: &str, ns: f64, within: f64, throughput: Option<Throughput>) -> Measurement {
-    let estimate = Estimate {
-        point: ns,
-        lower: ns * (1.0 - within),
-        upper: ns * (1.0 + within),
-        confidence_level: 0.95,
-    };
-    Measurement {
-        id: BenchmarkId::parse(id).unwrap(),
-        throughput,
-        mean: estimate,
-        median: estimate,
-        sampling_mode: None,
-        samples: Samples::new(vec![1.0], vec![ns]).unwrap(),
-    }
-}
+use common::measurement;
 
 /// Deterministic standard-normal noise (xorshift + Box–Muller).
 struct Noise(u64);

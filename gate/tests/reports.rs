@@ -7,10 +7,13 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use benchgate_collector::criterion::read_tree;
-use benchgate_collector::{BenchmarkId, Estimate, Measurement, Samples, Throughput};
+mod common;
+
+use benchgate_collector::Throughput;
 use benchgate_gate::Policy;
 use benchgate_gate::decision::{Decision, Input, Mode, Overall, evaluate};
 use benchgate_gate::report::{Context, render_markdown, render_text, summary_json};
+use common::measurement;
 
 fn corpus(relative: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -47,23 +50,6 @@ fn deduplicate_pair() -> (Decision, Context) {
     (decision, context)
 }
 
-fn measurement(id: &str, ns: f64, throughput: Option<Throughput>) -> Measurement {
-    let estimate = Estimate {
-        point: ns,
-        lower: ns * 0.995,
-        upper: ns * 1.005,
-        confidence_level: 0.95,
-    };
-    Measurement {
-        id: BenchmarkId::parse(id).unwrap(),
-        throughput,
-        mean: estimate,
-        median: estimate,
-        sampling_mode: None,
-        samples: Samples::new(vec![1.0], vec![ns]).unwrap(),
-    }
-}
-
 /// Three rounds; `parse/json` is 30% slower, `hash/sha` 12% lower throughput, `io/read` 40%
 /// faster, `net/rtt` too noisy, the rest unchanged.
 fn ab_regression() -> (Decision, Context) {
@@ -76,29 +62,32 @@ fn ab_regression() -> (Decision, Context) {
         let mut h = Vec::new();
         for i in 0..6 {
             let id = format!("steady/{i}");
-            b.push(measurement(&id, 1000.0 * wobble[k], None));
-            h.push(measurement(&id, 1000.0 * wobble[(k + i) % 3], None));
+            b.push(measurement(&id, 1000.0 * wobble[k], 0.005, None));
+            h.push(measurement(&id, 1000.0 * wobble[(k + i) % 3], 0.005, None));
         }
-        b.push(measurement("parse/json", 5000.0 * wobble[k], None));
+        b.push(measurement("parse/json", 5000.0 * wobble[k], 0.005, None));
         h.push(measurement(
             "parse/json",
             6500.0 * wobble[(k + 1) % 3],
+            0.005,
             None,
         ));
         b.push(measurement(
             "hash/sha",
             2000.0 * wobble[k],
+            0.005,
             Some(Throughput::Bytes(4096)),
         ));
         h.push(measurement(
             "hash/sha",
             2000.0 / 0.88 * wobble[(k + 2) % 3],
+            0.005,
             Some(Throughput::Bytes(4096)),
         ));
-        b.push(measurement("io/read", 90_000.0 * wobble[k], None));
-        h.push(measurement("io/read", 54_000.0 * wobble[k], None));
-        b.push(measurement("net/rtt", 1e6, None));
-        h.push(measurement("net/rtt", 1e6 * noisy[k], None));
+        b.push(measurement("io/read", 90_000.0 * wobble[k], 0.005, None));
+        h.push(measurement("io/read", 54_000.0 * wobble[k], 0.005, None));
+        b.push(measurement("net/rtt", 1e6, 0.005, None));
+        h.push(measurement("net/rtt", 1e6 * noisy[k], 0.005, None));
         base.push(b);
         head.push(h);
     }
