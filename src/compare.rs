@@ -8,7 +8,7 @@ use anyhow::{Context as _, bail};
 use benchgate_collector::{Measurement, RunId, Store, criterion};
 use benchgate_gate::Policy;
 use benchgate_gate::decision::{Input, Mode, Overall, evaluate};
-use benchgate_gate::report::{Context, render_markdown, render_text, summary_json};
+use benchgate_gate::report::{Context, render_markdown, render_text, summary};
 
 /// Where reports go and how the verdict maps to an exit code.
 pub struct Outputs {
@@ -175,7 +175,7 @@ pub fn report(
     let markdown = (outputs.out_md.is_some() || outputs.format == ReportFormat::Md)
         .then(|| render_markdown(decision, context, policy));
     let json = (outputs.out_json.is_some() || outputs.format == ReportFormat::Json)
-        .then(|| serde_json::to_string(&summary_json(decision, context, policy)).map(|j| j + "\n"))
+        .then(|| serde_json::to_string(&summary(decision, context, policy)).map(|j| j + "\n"))
         .transpose()?;
     if let (Some(path), Some(markdown)) = (&outputs.out_md, &markdown) {
         std::fs::write(path, markdown)

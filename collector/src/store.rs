@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use futures_util::TryStreamExt as _;
 use sha2::{Digest, Sha256};
 use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::{QueryBuilder, Row, Sqlite, SqlitePool};
@@ -20,6 +21,9 @@ use crate::fingerprint::{Fingerprint, HardwareProfile, to_hex};
 /// Rows per multi-row INSERT: well under SQLite's 32,766 bound parameters.
 const MEASUREMENT_ROWS_PER_INSERT: usize = 500;
 const BENCHMARK_ROWS_PER_INSERT: usize = 1000;
+/// Rows SQLite's worker thread may queue ahead of the reader (sqlx's default is 50): with a
+/// deep queue a large run streams without the two threads waking each other row by row.
+const ROW_BUFFER: usize = 4096;
 
 /// What a run measured and why: with the fingerprint, (repository, commit, kind, attempt) form
 /// the run's key; branch and pull request describe it.
@@ -136,7 +140,8 @@ impl Store {
             .journal_mode(sqlx::sqlite::SqliteJournalMode::Wal)
             .synchronous(sqlx::sqlite::SqliteSynchronous::Normal)
             .foreign_keys(true)
-            .busy_timeout(Duration::from_secs(30));
+            .busy_timeout(Duration::from_secs(30))
+            .row_buffer_size(ROW_BUFFER);
         let pool = sqlx::sqlite::SqlitePoolOptions::new()
             .max_connections(4)
             .connect_with(options)
@@ -400,8 +405,11 @@ impl Store {
             StoredStatistic::Median => "m.median_point",
             StoredStatistic::Min => "m.min_point",
         };
+        // Values per run, in the order of `runs`: no sort of the (runs × benchmarks) entries.
+        let position: HashMap<RunId, usize> =
+            runs.iter().enumerate().map(|(i, id)| (*id, i)).collect();
+        let mut per_run: Vec<Vec<(i64, f64)>> = vec![Vec::new(); runs.len()];
         // One packed row per run; runs stored before it existed are read row by row.
-        let mut rows_by_id: Vec<(RunId, i64, f64)> = Vec::new();
         let mut unpacked: Vec<RunId> = Vec::new();
         for chunk in runs.chunks(500) {
             let packed: Vec<(i64, Option<Vec<u8>>)> =
@@ -412,19 +420,21 @@ impl Store {
                     .map_err(self.db_error())?;
             for (run, blob) in packed {
                 let run = RunId::from_row(run);
+                let Some(&slot) = position.get(&run) else {
+                    continue;
+                };
                 match blob.as_deref().and_then(decode_run_statistics) {
                     Some(entries) => {
-                        rows_by_id.extend(entries.into_iter().map(|(benchmark, median, min)| {
-                            (
-                                run,
-                                benchmark,
-                                if statistic == StoredStatistic::Min {
-                                    min
-                                } else {
-                                    median
-                                },
-                            )
-                        }))
+                        per_run[slot] = entries
+                            .into_iter()
+                            .map(|(benchmark, median, min)| {
+                                let value = match statistic {
+                                    StoredStatistic::Min => min,
+                                    StoredStatistic::Median => median,
+                                };
+                                (benchmark, value)
+                            })
+                            .collect();
                     }
                     None => unpacked.push(run),
                 }
@@ -440,10 +450,11 @@ impl Store {
                 .fetch_all(&self.pool)
                 .await
                 .map_err(self.db_error())?;
-            rows_by_id.extend(
-                rows.into_iter()
-                    .map(|(run, benchmark, value)| (RunId::from_row(run), benchmark, value)),
-            );
+            for (run, benchmark, value) in rows {
+                if let Some(&slot) = position.get(&RunId::from_row(run)) {
+                    per_run[slot].push((benchmark, value));
+                }
+            }
         }
         let mut names: HashMap<i64, String> = HashMap::new();
         for chunk in runs.chunks(500) {
@@ -459,12 +470,12 @@ impl Store {
                 .map_err(self.db_error())?;
             names.extend(rows);
         }
-        let position: HashMap<RunId, usize> =
-            runs.iter().enumerate().map(|(i, id)| (*id, i)).collect();
-        rows_by_id.sort_by_key(|(run, _, _)| position.get(run).copied().unwrap_or(usize::MAX));
-        let mut series: HashMap<i64, Vec<f64>> = HashMap::new();
-        for (_, benchmark, value) in rows_by_id {
-            series.entry(benchmark).or_default().push(value);
+        let mut series: HashMap<i64, Vec<f64>> = HashMap::with_capacity(names.len());
+        for (benchmark, value) in per_run.into_iter().flatten() {
+            series
+                .entry(benchmark)
+                .or_insert_with(|| Vec::with_capacity(runs.len()))
+                .push(value);
         }
         series
             .into_iter()
@@ -501,6 +512,17 @@ impl Store {
         Ok(attempt.and_then(|a| u32::try_from(a).ok()).unwrap_or(0))
     }
 
+    /// One run's summary, without its measurements.
+    pub async fn run_summary(&self, id: RunId) -> Result<RunSummary> {
+        let row = sqlx::query(RUN_SUMMARY_SELECT_ONE)
+            .bind(id.get())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(self.db_error())?
+            .ok_or(Error::RunNotFound(id.get()))?;
+        run_summary_from_row(&row)
+    }
+
     /// One run with its machine and every measurement.
     pub async fn get_run(&self, id: RunId) -> Result<StoredRun> {
         let db = self.db_error();
@@ -512,22 +534,22 @@ impl Store {
             .ok_or(Error::RunNotFound(id.get()))?;
         let summary = run_summary_from_row(&row)?;
         let profile = profile_from_row(&row)?;
-        let rows = sqlx::query(
-            "SELECT b.name, m.throughput_kind, m.throughput_amount, m.throughput_bytes, m.mean_point, m.mean_lower, \
-             m.mean_upper, m.median_point, m.median_lower, m.median_upper, m.confidence_level, m.sampling_mode, \
-             m.sample_iters, m.sample_times \
-             FROM measurements m JOIN benchmarks b ON b.id = m.benchmark_id WHERE m.run_id = $1 ORDER BY b.name",
-        )
-        .bind(id.get())
-        .fetch_all(&self.pool)
-        .await
-        .map_err(&db)?;
-        let mut measurements = rows
-            .iter()
-            .map(measurement_from_row)
-            .collect::<Result<Vec<_>>>()?;
-        // SQL collation and Rust's ordering agree on bytes, but sort here so the order is ours.
-        measurements.sort_by(|a, b| a.id.cmp(&b.id));
+        // Unordered: sorting 10,000 rows with their blobs costs SQLite more than sorting here.
+        let sql = format!(
+            "SELECT {MEASUREMENT_COLUMNS} FROM measurements m \
+             JOIN benchmarks b ON b.id = m.benchmark_id WHERE m.run_id = $1"
+        );
+        // Decoded as the rows stream in: the consumer then rarely waits on SQLite's worker
+        // thread, which saves a wake-up per row (a third of the load time of a large run).
+        let mut rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(id.get())
+            .fetch(&self.pool);
+        let mut measurements = Vec::with_capacity(summary.n_benchmarks);
+        while let Some(row) = rows.try_next().await.map_err(&db)? {
+            measurements.push(measurement_from_row(&row)?);
+        }
+        drop(rows);
+        measurements.sort_unstable_by(|a, b| a.id.cmp(&b.id));
         Ok(StoredRun {
             summary,
             profile,
@@ -559,6 +581,9 @@ const RUN_SUMMARY_SELECT_ON_FINGERPRINT: &str = concat!(
     run_joins!(),
     " WHERE repo.name = $1 AND f.hash = $2 ORDER BY r.id"
 );
+
+const RUN_SUMMARY_SELECT_ONE: &str =
+    concat!(run_summary_select!(), run_joins!(), " WHERE r.id = $1");
 
 const RUN_SELECT_ONE: &str = concat!(
     run_summary_select!(),
@@ -689,59 +714,53 @@ fn profile_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<HardwareProfile> {
     })
 }
 
+/// The columns `measurement_from_row` reads, in its positional order.
+const MEASUREMENT_COLUMNS: &str = "b.name, m.throughput_kind, m.throughput_amount, m.throughput_bytes, \
+     m.mean_point, m.mean_lower, m.mean_upper, m.median_point, m.median_lower, m.median_upper, \
+     m.confidence_level, m.sampling_mode, m.sample_iters, m.sample_times";
+
+/// A row of [`MEASUREMENT_COLUMNS`], read by position and borrowing its text and blobs.
 fn measurement_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<Measurement> {
     let corrupt = |reason: String| Error::CorruptRow {
         table: "measurements",
         reason,
     };
     let get_error = |e: sqlx::Error| corrupt(e.to_string());
-    let name: String = row.try_get("name").map_err(get_error)?;
-    let throughput_kind: Option<String> = row.try_get("throughput_kind").map_err(get_error)?;
+    let name: &str = row.try_get(0).map_err(get_error)?;
+    let throughput_kind: Option<&str> = row.try_get(1).map_err(get_error)?;
     let throughput = match throughput_kind {
         None => None,
         Some(kind) => {
-            let amount: i64 = row.try_get("throughput_amount").map_err(get_error)?;
-            let bytes: Option<i64> = row.try_get("throughput_bytes").map_err(get_error)?;
+            let amount: i64 = row.try_get(2).map_err(get_error)?;
+            let bytes: Option<i64> = row.try_get(3).map_err(get_error)?;
             let amount = u64::try_from(amount)
                 .map_err(|_| corrupt(format!("{name}: throughput_amount {amount}")))?;
             let bytes = bytes.and_then(|b| u64::try_from(b).ok());
             Some(
-                Throughput::from_parts(&kind, amount, bytes)
+                Throughput::from_parts(kind, amount, bytes)
                     .ok_or_else(|| corrupt(format!("{name}: throughput kind {kind:?}")))?,
             )
         }
     };
-    let confidence_level: f64 = row.try_get("confidence_level").map_err(get_error)?;
-    let estimate = |prefix: &str| -> Result<Estimate> {
+    let confidence_level: f64 = row.try_get(10).map_err(get_error)?;
+    let estimate = |first: usize| -> Result<Estimate> {
         Ok(Estimate {
-            point: row
-                .try_get(format!("{prefix}_point").as_str())
-                .map_err(get_error)?,
-            lower: row
-                .try_get(format!("{prefix}_lower").as_str())
-                .map_err(get_error)?,
-            upper: row
-                .try_get(format!("{prefix}_upper").as_str())
-                .map_err(get_error)?,
+            point: row.try_get(first).map_err(get_error)?,
+            lower: row.try_get(first + 1).map_err(get_error)?,
+            upper: row.try_get(first + 2).map_err(get_error)?,
             confidence_level,
         })
     };
-    let iters = decode_f64s(
-        &row.try_get::<Vec<u8>, _>("sample_iters")
-            .map_err(get_error)?,
-    )
-    .ok_or_else(|| corrupt(format!("{name}: sample_iters is not an f64 array")))?;
-    let times = decode_f64s(
-        &row.try_get::<Vec<u8>, _>("sample_times")
-            .map_err(get_error)?,
-    )
-    .ok_or_else(|| corrupt(format!("{name}: sample_times is not an f64 array")))?;
+    let iters = decode_f64s(row.try_get::<&[u8], _>(12).map_err(get_error)?)
+        .ok_or_else(|| corrupt(format!("{name}: sample_iters is not an f64 array")))?;
+    let times = decode_f64s(row.try_get::<&[u8], _>(13).map_err(get_error)?)
+        .ok_or_else(|| corrupt(format!("{name}: sample_times is not an f64 array")))?;
     Ok(Measurement {
-        id: BenchmarkId::parse(&name)?,
+        id: BenchmarkId::parse(name)?,
         throughput,
-        mean: estimate("mean")?,
-        median: estimate("median")?,
-        sampling_mode: row.try_get("sampling_mode").map_err(get_error)?,
+        mean: estimate(4)?,
+        median: estimate(7)?,
+        sampling_mode: row.try_get(11).map_err(get_error)?,
         samples: Samples::new(iters, times)
             .map_err(|(field, reason)| corrupt(format!("{name}: {field} {reason}")))?,
     })
