@@ -108,7 +108,7 @@ fn summarize(measurement: &Measurement, statistic: Statistic) -> (f64, f64) {
 }
 
 /// How the baseline was obtained.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Mode {
     /// Base and head built and run alternately in the same job (A B A B ...).
@@ -132,7 +132,9 @@ pub struct Input<'a> {
 }
 
 /// A benchmark's verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
     /// Slower by at least the limit, significantly.
@@ -170,7 +172,7 @@ impl Verdict {
 }
 
 /// The comparison's verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Overall {
     /// No benchmark regressed and none was inconclusive.
@@ -196,7 +198,7 @@ impl Overall {
 }
 
 /// What a benchmark is judged on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Metric {
     /// Time per iteration; lower is better.
@@ -206,7 +208,7 @@ pub enum Metric {
 }
 
 /// Where a benchmark's noise estimate came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum NoiseSource {
     /// The spread across same-job rounds.

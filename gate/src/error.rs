@@ -15,6 +15,16 @@ pub enum Error {
         /// What was wrong.
         message: String,
     },
+    /// A `perf-summary.json` that is not one this version wrote; names the file and the field.
+    #[error("{}: `{field}`: {message}", path.display())]
+    Summary {
+        /// The summary file.
+        path: PathBuf,
+        /// The field at fault (dotted path), or `.` for the whole file.
+        field: String,
+        /// What was wrong.
+        message: String,
+    },
 }
 
 /// The gate's result type.

@@ -4,6 +4,7 @@
 pub mod decision;
 mod error;
 pub mod policy;
+pub mod publish;
 pub mod report;
 pub mod stats;
 

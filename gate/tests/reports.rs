@@ -12,8 +12,14 @@ mod common;
 use benchgate_collector::Throughput;
 use benchgate_gate::Policy;
 use benchgate_gate::decision::{Decision, Input, Mode, Overall, evaluate};
-use benchgate_gate::report::{Context, render_markdown, render_text, summary_json};
-use common::measurement;
+use benchgate_gate::publish::{
+    COMMENT_LIMIT, Conclusion, OverrideNote, check_output, comment_body, conclusion,
+    status_description,
+};
+use benchgate_gate::report::{
+    Context, read_summary, render_markdown, render_text, summary, summary_json,
+};
+use common::{decide_ab, measurement};
 
 fn corpus(relative: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -91,16 +97,7 @@ fn ab_regression() -> (Decision, Context) {
         base.push(b);
         head.push(h);
     }
-    let history = HashMap::new();
-    let decision = evaluate(
-        &Input {
-            mode: Mode::SameJobAb,
-            base_rounds: &base,
-            head_rounds: &head,
-            history: &history,
-        },
-        &Policy::default(),
-    );
+    let decision = decide_ab(&base, &head);
     let context = Context {
         base: "1111111".into(),
         head: "2222222".into(),
@@ -154,4 +151,181 @@ fn terminal_colour_only_when_asked() {
         render_text(&decision, &context, &Policy::default(), true).contains("\x1b[31mregressed")
     );
     assert!(!render_text(&decision, &context, &Policy::default(), false).contains('\x1b'));
+}
+
+/// Three rounds of six steady benchmarks: nothing changed.
+fn ab_pass() -> (Decision, Context) {
+    let wobble = [1.0, 1.012, 0.991];
+    let rounds = |shift: usize| -> Vec<Vec<_>> {
+        (0..3)
+            .map(|k| {
+                (0..6)
+                    .map(|i| {
+                        measurement(
+                            &format!("steady/{i}"),
+                            1000.0 * (1 + i) as f64 * wobble[(k + shift * i) % 3],
+                            0.005,
+                            None,
+                        )
+                    })
+                    .collect()
+            })
+            .collect()
+    };
+    let decision = decide_ab(&rounds(0), &rounds(1));
+    let (_, context) = ab_regression();
+    (decision, context)
+}
+
+fn override_note() -> OverrideNote {
+    OverrideNote {
+        by: "octo-maintainer".into(),
+        reason: "the new parser trades speed for correctness; accepted in #42".into(),
+        head_sha: "2222222222222222222222222222222222222222".into(),
+    }
+}
+
+fn github_texts(
+    decision: &Decision,
+    context: &Context,
+    overriding: Option<&OverrideNote>,
+) -> String {
+    let markdown = render_markdown(decision, context, &Policy::default());
+    let output = check_output(decision, &markdown, overriding);
+    format!(
+        "conclusion: {}\nstatus: {}\n\n===== check title\n{}\n===== check summary\n{}===== check text\n{}===== comment\n{}",
+        conclusion(decision, false, overriding.is_some()).as_str(),
+        status_description(decision, overriding),
+        output.title,
+        output.summary,
+        output.text,
+        comment_body(&markdown, overriding),
+    )
+}
+
+#[test]
+fn github_texts_for_a_pass_a_regression_an_inconclusive_result_and_an_override() {
+    let (pass, context) = ab_pass();
+    assert_eq!(pass.verdict, Overall::Pass);
+    let texts = github_texts(&pass, &context, None);
+    assert!(
+        texts.starts_with("conclusion: success\nstatus: Pass: no regression in 6 benchmarks\n")
+    );
+    insta::assert_snapshot!("github_pass", texts);
+
+    let (regressed, context) = ab_regression();
+    let texts = github_texts(&regressed, &context, None);
+    assert!(texts.starts_with("conclusion: failure\n"), "{texts}");
+    assert!(texts.contains("===== comment\n<!-- benchgate:sticky-comment -->\n## ❌"));
+    insta::assert_snapshot!("github_regression", texts);
+    assert_eq!(conclusion(&regressed, true, false), Conclusion::Neutral);
+
+    let (inconclusive, context) = deduplicate_pair();
+    let texts = github_texts(&inconclusive, &context, None);
+    assert!(texts.starts_with("conclusion: neutral\n"), "{texts}");
+    insta::assert_snapshot!("github_inconclusive", texts);
+
+    let note = override_note();
+    let texts = github_texts(&regressed, &ab_regression().1, Some(&note));
+    assert!(texts.starts_with(
+        "conclusion: success\nstatus: Overridden by @octo-maintainer: the new parser trades speed for correctness; accepted in #42\n"
+    ));
+    insta::assert_snapshot!("github_override", texts);
+}
+
+#[test]
+fn a_status_description_never_exceeds_140_characters() {
+    let (regressed, _) = ab_regression();
+    let mut note = override_note();
+    note.reason = "because ".repeat(40);
+    let description = status_description(&regressed, Some(&note));
+    assert_eq!(description.chars().count(), 140);
+    assert!(description.ends_with('…'));
+}
+
+#[test]
+fn a_comment_over_githubs_limit_is_cut_at_a_row_with_a_count() {
+    let (regressed, context) = ab_regression();
+    let mut big = regressed.clone();
+    let template = big.benchmarks[0].clone();
+    for i in 0..3000 {
+        let mut b = template.clone();
+        b.id = format!("generated/a_rather_long_benchmark_name_{i:05}");
+        big.benchmarks.push(b);
+    }
+    let markdown = render_markdown(&big, &context, &Policy::default());
+    assert!(markdown.chars().count() > COMMENT_LIMIT);
+    let body = comment_body(&markdown, None);
+    assert!(body.chars().count() <= COMMENT_LIMIT);
+    let rows_before = markdown.lines().filter(|l| l.starts_with("| `")).count();
+    let rows_after = body.lines().filter(|l| l.starts_with("| `")).count();
+    let note = format!(
+        "_… {} more rows left out: GitHub shows at most 65536 characters here.",
+        rows_before - rows_after
+    );
+    assert!(body.contains(&note), "{}", &body[body.len() - 400..]);
+    // Every line that is left is whole: each table row ends with its closing bar.
+    assert!(
+        body.lines()
+            .filter(|l| l.starts_with("| "))
+            .all(|l| l.ends_with(" |"))
+    );
+    assert!(body.ends_with("</details>\n"));
+}
+
+#[test]
+fn a_summary_reads_back_to_the_same_decision_and_report() {
+    for (decision, context) in [ab_regression(), deduplicate_pair(), ab_pass()] {
+        let text =
+            serde_json::to_string(&summary(&decision, &context, &Policy::default())).unwrap();
+        let read = read_summary(Path::new("perf-summary.json"), &text).unwrap();
+        assert_eq!(read.decision, decision);
+        assert_eq!(read.context, context);
+        assert_eq!(
+            render_markdown(&read.decision, &read.context, &read.policy),
+            render_markdown(&decision, &context, &Policy::default())
+        );
+    }
+}
+
+#[test]
+fn a_bad_summary_is_refused_naming_the_field() {
+    let (decision, context) = ab_regression();
+    let good = summary_json(&decision, &context, &Policy::default());
+    let refuse = |edit: &dyn Fn(&mut serde_json::Value)| {
+        let mut value = good.clone();
+        edit(&mut value);
+        read_summary(Path::new("artifact/perf-summary.json"), &value.to_string())
+            .unwrap_err()
+            .to_string()
+    };
+    assert_eq!(
+        refuse(&|v| v["schema_version"] = 2.into()),
+        "artifact/perf-summary.json: `schema_version`: 2 is not supported; this benchgate reads schema 1"
+    );
+    let unknown = refuse(&|v| v["benchmarks"][1]["colour"] = "red".into());
+    assert!(
+        unknown.starts_with("artifact/perf-summary.json: `benchmarks[1]"),
+        "{unknown}"
+    );
+    assert!(unknown.contains("unknown field `colour`"), "{unknown}");
+    let verdict = refuse(&|v| v["benchmarks"][0]["verdict"] = "fine".into());
+    assert!(
+        verdict.starts_with(
+            "artifact/perf-summary.json: `benchmarks[0].verdict`: unknown variant `fine`"
+        ),
+        "{verdict}"
+    );
+    assert_eq!(
+        refuse(&|v| v["benchmarks"][2]["id"] = "a\u{7}b".into()),
+        "artifact/perf-summary.json: `benchmarks[2].id`: must be 1 to 1024 characters without control characters"
+    );
+    assert_eq!(
+        refuse(&|v| v["benchmarks"][0]["limit"] = 0.5.into()),
+        "artifact/perf-summary.json: `benchmarks[0].limit`: must be a time ratio above 1"
+    );
+    assert_eq!(
+        refuse(&|v| v["confidence"] = 1.5.into()),
+        "artifact/perf-summary.json: `confidence`: must lie in (0, 1)"
+    );
 }

@@ -21,3 +21,21 @@ pub fn measurement(id: &str, ns: f64, within: f64, throughput: Option<Throughput
         samples: Samples::new(vec![1.0], vec![ns]).unwrap(),
     }
 }
+
+/// A same-job A/B decision of `base` and `head` rounds (no history) under the default policy.
+pub fn decide_ab(
+    base: &[Vec<Measurement>],
+    head: &[Vec<Measurement>],
+) -> benchgate_gate::decision::Decision {
+    use benchgate_gate::decision::{Input, Mode, evaluate};
+    let history = std::collections::HashMap::new();
+    evaluate(
+        &Input {
+            mode: Mode::SameJobAb,
+            base_rounds: base,
+            head_rounds: head,
+            history: &history,
+        },
+        &benchgate_gate::Policy::default(),
+    )
+}
