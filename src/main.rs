@@ -5,6 +5,9 @@ mod ab;
 mod compare;
 mod environment;
 mod gate_command;
+mod github;
+mod override_command;
+mod publish;
 mod render;
 
 use std::io::BufReader;
@@ -119,6 +122,36 @@ enum Command {
         #[arg(last = true, required = true, value_name = "BENCH COMMAND")]
         command: Vec<String>,
     },
+    /// Show a perf-summary.json on GitHub: the sticky PR comment, the `benchgate` check run
+    /// (or a commit status), the job summary and the step outputs.
+    Publish {
+        /// The perf-summary.json to publish.
+        #[arg(long, value_name = "FILE")]
+        summary: PathBuf,
+        /// The repository, OWNER/NAME [env GITHUB_REPOSITORY].
+        #[arg(long)]
+        repo: Option<String>,
+        /// The store, where maintainers' overrides are kept.
+        #[arg(long, default_value = DEFAULT_DB)]
+        db: PathBuf,
+        /// A regression concludes the check `neutral` instead of `failure`.
+        #[arg(long)]
+        warn_only: bool,
+        #[command(flatten)]
+        github: publish::GitHubArgs,
+    },
+    /// Act on an `issue_comment` event: `/benchgate override <reason>` from a maintainer turns
+    /// the pull request's check green for its current head commit.
+    Override {
+        /// The repository, OWNER/NAME [default: the event's].
+        #[arg(long)]
+        repo: Option<String>,
+        /// The store the override is recorded in.
+        #[arg(long, default_value = DEFAULT_DB)]
+        db: PathBuf,
+        #[command(flatten)]
+        github: publish::GitHubArgs,
+    },
     /// Print this machine's hardware profile and its fingerprint.
     Fingerprint {
         /// Output format (`json` can be passed to `ingest --fingerprint`).
@@ -184,6 +217,12 @@ struct ReportArgs {
     /// Report regressions but exit 0.
     #[arg(long)]
     warn_only: bool,
+    /// Also publish to GitHub (as `benchgate publish`): a check run `in_progress` from the
+    /// start, then the verdict, the sticky comment, the job summary and the step outputs.
+    #[arg(long)]
+    publish: bool,
+    #[command(flatten)]
+    github: publish::GitHubArgs,
 }
 
 impl ReportArgs {
@@ -191,10 +230,52 @@ impl ReportArgs {
         compare::Outputs {
             format: self.format,
             out_md: self.out_md.clone(),
-            out_json: self.out_json.clone(),
+            out_json: self.out_json.clone().or_else(|| {
+                // Publishing reads the summary back, and `report-path` points at it.
+                self.publish.then(|| PathBuf::from("perf-summary.json"))
+            }),
             warn_only: self.warn_only,
         }
     }
+}
+
+/// Runs a deciding command; with `--publish`, its check run is `in_progress` while it runs and
+/// carries the verdict (or the error: a gate that could not decide never passes silently).
+async fn decide_and_publish(
+    report: &ReportArgs,
+    repository: Option<&str>,
+    db: &Path,
+    head_commit: Option<&str>,
+    decide: impl std::future::Future<Output = anyhow::Result<u8>>,
+) -> anyhow::Result<u8> {
+    if !report.publish {
+        return decide.await;
+    }
+    let target = publish::Target::resolve(&report.github, repository, head_commit)?;
+    target.github_client()?;
+    let started = publish::start_check(&target).await?;
+    let code = match decide.await {
+        Ok(code) => code,
+        Err(error) => {
+            publish::fail_check(&target, started, &format!("{error:#}")).await;
+            return Err(error);
+        }
+    };
+    let outputs = report.outputs();
+    let summary = outputs
+        .out_json
+        .as_deref()
+        .unwrap_or(Path::new("perf-summary.json"));
+    publish::publish(
+        summary,
+        repository,
+        &report.github,
+        db,
+        report.warn_only,
+        Some(started),
+    )
+    .await?;
+    Ok(code)
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -272,7 +353,14 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
                 repo: repo.as_deref(),
                 config: report.config.as_deref(),
             };
-            ab::ab(&args, &report.outputs()).await
+            decide_and_publish(
+                &report,
+                repo.as_deref(),
+                &db,
+                None,
+                ab::ab(&args, &report.outputs()),
+            )
+            .await
         }
         Command::Gate {
             head,
@@ -280,12 +368,18 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
             base_commit,
             report,
         } => {
-            gate_command::gate(
-                &head,
+            decide_and_publish(
+                &report,
+                None,
                 &db,
-                base_commit.as_deref(),
-                report.config.as_deref(),
-                &report.outputs(),
+                None,
+                gate_command::gate(
+                    &head,
+                    &db,
+                    base_commit.as_deref(),
+                    report.config.as_deref(),
+                    &report.outputs(),
+                ),
             )
             .await
         }
@@ -296,15 +390,47 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
             baseline,
             report,
         } => {
-            compare::compare(
-                &base,
-                &head,
+            decide_and_publish(
+                &report,
+                None,
                 &db,
-                &baseline,
-                report.config.as_deref(),
-                &report.outputs(),
+                None,
+                compare::compare(
+                    &base,
+                    &head,
+                    &db,
+                    &baseline,
+                    report.config.as_deref(),
+                    &report.outputs(),
+                ),
             )
             .await
+        }
+        Command::Publish {
+            summary,
+            repo,
+            db,
+            warn_only,
+            github,
+        } => publish::publish(&summary, repo.as_deref(), &github, &db, warn_only, None)
+            .await
+            .map(|()| 0),
+        Command::Override { repo, db, github } => {
+            let event_path = github
+                .event_path
+                .clone()
+                .or_else(|| std::env::var_os("GITHUB_EVENT_PATH").map(PathBuf::from))
+                .context("no event: pass --event-path or set GITHUB_EVENT_PATH")?;
+            let outcome =
+                override_command::handle(&event_path, repo.as_deref(), &github, &db).await?;
+            match outcome {
+                override_command::Outcome::Ignored(why) => eprintln!("benchgate: ignored: {why}"),
+                override_command::Outcome::Refused(why) => eprintln!("benchgate: refused: {why}"),
+                override_command::Outcome::Overridden { head_sha } => {
+                    eprintln!("benchgate: overridden: the check on {head_sha} is now success")
+                }
+            }
+            Ok(0)
         }
         Command::Runs { db, format } => {
             let store = open_existing_store(&db).await?;

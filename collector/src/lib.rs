@@ -15,4 +15,6 @@ pub use domain::{
 };
 pub use error::{Error, Result};
 pub use fingerprint::{Fingerprint, HardwareProfile, RunnerImage, RustcInfo};
-pub use store::{IngestOutcome, NewRun, RunMeta, RunSummary, Store, StoredRun, StoredStatistic};
+pub use store::{
+    GateOverride, IngestOutcome, NewRun, RunMeta, RunSummary, Store, StoredRun, StoredStatistic,
+};

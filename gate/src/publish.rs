@@ -83,11 +83,15 @@ pub fn conclusion(decision: &Decision, warn_only: bool, overridden: bool) -> Con
 
 /// The check run's title: the verdict and the worst regression, or the override.
 pub fn check_title(decision: &Decision, overriding: Option<&OverrideNote>) -> String {
-    let title = match overriding {
-        Some(note) => capitalize(&note.sentence()),
-        None => capitalize(&headline(decision)),
-    };
-    cut_chars(&title, TITLE_LIMIT)
+    match overriding {
+        Some(note) => override_title(note),
+        None => cut_chars(&capitalize(&headline(decision)), TITLE_LIMIT),
+    }
+}
+
+/// The title of an overridden check: "Overridden by @who: reason".
+pub fn override_title(note: &OverrideNote) -> String {
+    cut_chars(&capitalize(&note.sentence()), TITLE_LIMIT)
 }
 
 /// The commit status's description (140 characters at most).
@@ -136,13 +140,17 @@ pub fn check_output(
 /// The sticky comment: the marker, the override if any, and the report, within
 /// [`COMMENT_LIMIT`] (cut at a table row, with a note of how many rows were left out).
 pub fn comment_body(markdown: &str, overriding: Option<&OverrideNote>) -> String {
-    let mut body = format!("{COMMENT_MARKER}\n");
-    if let Some(note) = overriding {
-        body.push_str(&override_block(note));
-        body.push('\n');
-    }
-    body.push_str(markdown);
+    let body = format!("{COMMENT_MARKER}\n{}", with_override(markdown, overriding));
     fit(&body, COMMENT_LIMIT, Measure::Chars)
+}
+
+/// The report with the override, if any, above it; no limit applied (the job summary's is
+/// far larger than a comment's).
+pub fn with_override(markdown: &str, overriding: Option<&OverrideNote>) -> String {
+    match overriding {
+        Some(note) => format!("{}\n{markdown}", override_block(note)),
+        None => markdown.to_owned(),
+    }
 }
 
 /// An existing sticky comment with `note` shown at its top (replacing an earlier override).

@@ -3,6 +3,8 @@
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)] // each test file uses a subset
 
+pub mod fake_github;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 

@@ -1,0 +1,552 @@
+//! Publishing to GitHub end to end: the real binary and the real octocrab client against a
+//! local fake of GitHub's REST API (tests/common/fake_github.rs) that checks every request as
+//! GitHub documents it. Comments, check runs, the status fallback, rate limits, retries, the
+//! GitHub Enterprise base path, the job summary and outputs, and the maintainer override.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::Instant;
+
+use common::fake_github::{self, FakeGitHub, Fault};
+use common::*;
+use serde_json::Value;
+
+const TREE: &str = "dicethedev__MerkleForge/target/criterion";
+const HEAD: &str = "2222222222222222222222222222222222222222";
+
+/// Runs benchgate as a workflow step would: the Actions variables point at the fake.
+fn step(dir: &Path, github: &FakeGitHub, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_benchgate"))
+        .args(args)
+        .current_dir(dir)
+        .env("GITHUB_TOKEN", fake_github::TOKEN)
+        .env("GITHUB_API_URL", &github.api_url)
+        .env("GITHUB_REPOSITORY", "acme/rocket")
+        .env("GITHUB_EVENT_PATH", dir.join("event.json"))
+        .env("GITHUB_STEP_SUMMARY", dir.join("step-summary.md"))
+        .env("GITHUB_OUTPUT", dir.join("github-output"))
+        .env("GITHUB_SHA", "9".repeat(40)) // the merge commit: never the check's commit
+        .env_remove("CRITERION_HOME")
+        .output()
+        .unwrap()
+}
+
+fn workspace(event: &Value) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("event.json"), event.to_string()).unwrap();
+    dir
+}
+
+/// A perf-summary.json of a 30% slowdown of every MerkleForge benchmark (two A/B rounds).
+fn regressed_summary(dir: &Path) -> String {
+    let slower = scaled_copy(TREE, 1.3);
+    let base = corpus(TREE);
+    let (base, slower) = (base.to_str().unwrap(), slower.path().to_str().unwrap());
+    let output = benchgate(
+        dir,
+        &[
+            "compare",
+            "--base",
+            base,
+            "--head",
+            slower,
+            "--base",
+            base,
+            "--head",
+            slower,
+            "--out-json",
+            "regressed.json",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    "regressed.json".into()
+}
+
+fn comments(github: &FakeGitHub) -> Vec<(u64, String)> {
+    github
+        .data()
+        .comments
+        .iter()
+        .map(|c| (c.0, c.2.clone()))
+        .collect()
+}
+
+#[test]
+fn compare_publish_marks_the_check_in_progress_then_fails_it_and_comments_once() {
+    let github = FakeGitHub::start("");
+    let dir = workspace(&fake_github::pull_request_event(7, HEAD));
+    let slower = scaled_copy(TREE, 1.3);
+    let base = corpus(TREE);
+    let (base, slower) = (base.to_str().unwrap(), slower.path().to_str().unwrap());
+    let args = [
+        "compare",
+        "--base",
+        base,
+        "--head",
+        slower,
+        "--base",
+        base,
+        "--head",
+        slower,
+        "--publish",
+    ];
+    let output = step(dir.path(), &github, &args);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    github.assert_no_violations();
+
+    let requests = github.requests();
+    let run_id = github.data().check_runs[0]["id"].as_u64().unwrap();
+    assert_eq!(
+        requests,
+        [
+            ("POST", "/repos/acme/rocket/check-runs".to_owned()),
+            ("GET", "/repos/acme/rocket/issues/7/comments".to_owned()),
+            ("POST", "/repos/acme/rocket/issues/7/comments".to_owned()),
+            ("PATCH", format!("/repos/acme/rocket/check-runs/{run_id}")),
+        ]
+        .map(|(m, p)| (m.to_owned(), p))
+    );
+    let data = github.data();
+    // Created in_progress on the PR head (not GITHUB_SHA, the merge commit).
+    let created = &data.seen[0].body;
+    assert_eq!(created["status"], "in_progress");
+    assert_eq!(created["head_sha"], HEAD);
+    assert_eq!(created["name"], "benchgate");
+    let completed = &data.seen[3].body;
+    assert_eq!(completed["conclusion"], "failure");
+    assert_eq!(
+        completed["output"]["title"],
+        "Regressed: 30 of 30 benchmarks slower than their limit; worst: node_hash/SHA-256 -23.1% throughput"
+    );
+    assert!(
+        completed["output"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("| `node_hash/SHA-256` |")
+    );
+    let run = &data.check_runs[0];
+    assert_eq!(
+        (run["status"].as_str(), run["conclusion"].as_str()),
+        (Some("completed"), Some("failure"))
+    );
+    let body = data.seen[2].body["body"].as_str().unwrap();
+    assert!(
+        body.starts_with("<!-- benchgate:sticky-comment -->\n## ❌ benchgate regressed: 30 of 30"),
+        "{body}"
+    );
+    assert_eq!(data.comments.len(), 1);
+    drop(data);
+
+    let summary = std::fs::read_to_string(dir.path().join("step-summary.md")).unwrap();
+    assert!(
+        summary.starts_with("## ❌ benchgate regressed: 30 of 30"),
+        "{summary}"
+    );
+    let outputs = std::fs::read_to_string(dir.path().join("github-output")).unwrap();
+    let report = dir.path().join("perf-summary.json");
+    assert_eq!(
+        outputs,
+        format!(
+            "verdict=regressed\nregressions=30\nimprovements=0\nreport-path={}\n",
+            report.display()
+        )
+    );
+    assert!(report.is_file());
+
+    // The next push passes: the same comment is updated in place, no second one.
+    let same = ["compare", "--base", base, "--head", base];
+    let same = [&same[..], &same[1..], &["--publish"]].concat();
+    let output = step(dir.path(), &github, &same);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    github.assert_no_violations();
+    let all = comments(&github);
+    assert_eq!(all.len(), 1);
+    assert!(
+        all[0]
+            .1
+            .contains("## ✅ benchgate pass: no regression in 30 benchmarks"),
+        "{}",
+        all[0].1
+    );
+    let patched = github
+        .requests()
+        .iter()
+        .filter(|(m, p)| {
+            m == "PATCH" && p == &format!("/repos/acme/rocket/issues/comments/{}", all[0].0)
+        })
+        .count();
+    assert_eq!(patched, 1);
+    assert_eq!(
+        github.data().check_runs.last().unwrap()["conclusion"],
+        "success"
+    );
+}
+
+#[test]
+fn a_lost_response_to_the_comment_post_does_not_duplicate_it() {
+    let (github, dir, summary) = regressed_pr();
+    github.fail_once(comment_post_fault(502, vec![], true));
+    let output = step(dir.path(), &github, &["publish", "--summary", &summary]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    github.assert_no_violations();
+    assert_eq!(comments(&github).len(), 1, "{:?}", github.requests());
+    let posts = github
+        .requests()
+        .iter()
+        .filter(|(m, p)| m == "POST" && p.ends_with("/issues/7/comments"))
+        .count();
+    assert_eq!(posts, 1, "the comment was found, not posted again");
+}
+
+#[test]
+fn a_429_with_retry_after_is_waited_out_and_retried_once() {
+    let (github, dir, summary) = regressed_pr();
+    github.fail_once(comment_post_fault(
+        429,
+        vec![("retry-after", "1".into())],
+        false,
+    ));
+    let started = Instant::now();
+    let output = step(dir.path(), &github, &["publish", "--summary", &summary]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(started.elapsed().as_secs_f64() >= 1.0);
+    assert!(
+        stderr(&output).contains("rate limit"),
+        "{}",
+        stderr(&output)
+    );
+    let posts = github
+        .requests()
+        .iter()
+        .filter(|(m, p)| m == "POST" && p.ends_with("/issues/7/comments"))
+        .count();
+    assert_eq!(posts, 2);
+    assert_eq!(comments(&github).len(), 1);
+    github.assert_no_violations();
+}
+
+#[test]
+fn without_check_permission_a_commit_status_stands_in() {
+    let github = FakeGitHub::start("");
+    github.data().permissions.insert("__checks".into(), "none");
+    let dir = workspace(&fake_github::pull_request_event(7, HEAD));
+    let summary = regressed_summary(dir.path());
+    let output = step(dir.path(), &github, &["publish", "--summary", &summary]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    github.assert_no_violations();
+    let data = github.data();
+    assert!(data.check_runs.is_empty());
+    assert_eq!(data.statuses.len(), 1);
+    let (sha, status) = &data.statuses[0];
+    assert_eq!(sha, HEAD);
+    assert_eq!(status["state"], "failure");
+    assert_eq!(status["context"], "benchgate");
+    let description = status["description"].as_str().unwrap();
+    assert_eq!(
+        description,
+        "Regressed: 30 of 30 benchmarks slower than their limit; worst: node_hash/SHA-256 -23.1% throughput"
+    );
+}
+
+#[test]
+fn a_missing_comment_permission_fails_naming_it() {
+    let (github, dir, summary) = regressed_pr();
+    github.fail_once(comment_post_fault(403, vec![], false));
+    let output = step(dir.path(), &github, &["publish", "--summary", &summary]);
+    assert_refused(
+        &output,
+        &[
+            "POST /repos/acme/rocket/issues/7/comments",
+            "HTTP 403",
+            "`pull-requests: write`",
+        ],
+    );
+}
+
+#[test]
+fn github_enterprise_keeps_its_api_path() {
+    let github = FakeGitHub::start("/api/v3");
+    assert!(github.api_url.ends_with("/api/v3"));
+    let dir = workspace(&fake_github::pull_request_event(7, HEAD));
+    let summary = regressed_summary(dir.path());
+    let output = step(dir.path(), &github, &["publish", "--summary", &summary]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    github.assert_no_violations();
+    assert!(
+        github
+            .requests()
+            .iter()
+            .all(|(_, p)| p.starts_with("/api/v3/repos/acme/rocket/"))
+    );
+    assert_eq!(comments(&github).len(), 1);
+    assert_eq!(github.data().check_runs.len(), 1);
+}
+
+#[test]
+fn a_comment_over_githubs_limit_is_cut_at_a_row() {
+    let (github, dir, summary) = regressed_pr();
+    // 3,000 benchmarks: far over 65,536 characters of markdown.
+    let mut value: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join(&summary)).unwrap()).unwrap();
+    let template = value["benchmarks"][0].clone();
+    let benchmarks = value["benchmarks"].as_array_mut().unwrap();
+    for i in 0..3000 {
+        let mut b = template.clone();
+        b["id"] = format!("generated/benchmark_{i:05}").into();
+        benchmarks.push(b);
+    }
+    std::fs::write(dir.path().join("big.json"), value.to_string()).unwrap();
+    let output = step(dir.path(), &github, &["publish", "--summary", "big.json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    github.assert_no_violations();
+    let body = &comments(&github)[0].1;
+    assert!(body.chars().count() <= 65_536);
+    assert!(
+        body.contains("more rows left out: GitHub shows at most 65536 characters"),
+        "{}",
+        &body[body.len() - 300..]
+    );
+    let run = github.data().check_runs[0].clone();
+    assert!(run["output"]["text"].as_str().unwrap().chars().count() <= 65_535);
+    // The job summary has room for more (1 MiB).
+    let summary = std::fs::read_to_string(dir.path().join("step-summary.md")).unwrap();
+    assert!(summary.len() > body.len());
+}
+
+#[test]
+fn a_bad_summary_is_refused_before_anything_is_sent() {
+    let github = FakeGitHub::start("");
+    let dir = workspace(&fake_github::pull_request_event(7, HEAD));
+    std::fs::write(
+        dir.path().join("bad.json"),
+        r#"{"schema_version": 1, "verdict": "great"}"#,
+    )
+    .unwrap();
+    let output = step(dir.path(), &github, &["publish", "--summary", "bad.json"]);
+    assert_refused(
+        &output,
+        &["bad.json", "`verdict`", "unknown variant `great`"],
+    );
+    assert!(github.requests().is_empty());
+}
+
+/// A fake GitHub, a workspace with a pull_request event for PR 7 at HEAD, and a regressed
+/// perf-summary.json in it.
+fn regressed_pr() -> (FakeGitHub, tempfile::TempDir, String) {
+    let github = FakeGitHub::start("");
+    let dir = workspace(&fake_github::pull_request_event(7, HEAD));
+    let summary = regressed_summary(dir.path());
+    (github, dir, summary)
+}
+
+/// A fault on the next POST of PR 7's comments.
+fn comment_post_fault(
+    status: u16,
+    headers: Vec<(&'static str, String)>,
+    after_effect: bool,
+) -> Fault {
+    Fault {
+        method: "POST",
+        path_ends_with: "/issues/7/comments".into(),
+        status,
+        headers,
+        after_effect,
+    }
+}
+
+/// A fake where `login` has `role` and PR 7's head is HEAD.
+fn fake_with_role(login: &str, role: &'static str) -> FakeGitHub {
+    let github = FakeGitHub::start("");
+    github.data().permissions.insert(login.into(), role);
+    github.data().pulls.insert(7, HEAD.into());
+    github
+}
+
+/// Publishes a regression on PR 7 at HEAD, then sends `comment` as an issue_comment event.
+fn override_flow(github: &FakeGitHub, event: Value) -> (tempfile::TempDir, Output) {
+    let dir = workspace(&fake_github::pull_request_event(7, HEAD));
+    let summary = regressed_summary(dir.path());
+    let output = step(dir.path(), github, &["publish", "--summary", &summary]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    std::fs::write(dir.path().join("event.json"), event.to_string()).unwrap();
+    let output = step(dir.path(), github, &["override"]);
+    (dir, output)
+}
+
+#[test]
+fn a_writer_overrides_the_check_for_this_head_only() {
+    let github = fake_with_role("maint", "maintain");
+    let event = fake_github::issue_comment_event(
+        "created",
+        555,
+        "maint",
+        "User",
+        "/benchgate override the new parser trades speed for correctness",
+        true,
+    );
+    let (dir, output) = override_flow(&github, event);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("overridden"),
+        "{}",
+        stderr(&output)
+    );
+    github.assert_no_violations();
+    let run = github.data().check_runs[0].clone();
+    assert_eq!(run["conclusion"], "success");
+    assert_eq!(
+        run["output"]["title"],
+        "Overridden by @maint: the new parser trades speed for correctness"
+    );
+    assert!(
+        run["output"]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("benchgate regressed: 30 of 30")
+    );
+    let all = comments(&github);
+    assert_eq!(all.len(), 1);
+    assert!(all[0].1.contains("> **Overridden** by @maint for head `222222222222`: the new parser trades speed for correctness"));
+    assert!(
+        all[0].1.contains("## ❌ benchgate regressed"),
+        "the report stays"
+    );
+
+    // Publishing again at the same head keeps the override; a new push is gated afresh.
+    let summary = "regressed.json";
+    let output = step(
+        dir.path(),
+        &github,
+        &["publish", "--summary", summary, "--sha", HEAD, "--pr", "7"],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(github.data().check_runs[0]["conclusion"], "success");
+    let outputs = std::fs::read_to_string(dir.path().join("github-output")).unwrap();
+    assert!(
+        outputs.ends_with(&format!(
+            "verdict=overridden\nregressions=30\nimprovements=0\nreport-path={}\n",
+            dir.path().join(summary).display()
+        )),
+        "{outputs}"
+    );
+    let pushed = "3".repeat(40);
+    let output = step(
+        dir.path(),
+        &github,
+        &[
+            "publish",
+            "--summary",
+            summary,
+            "--sha",
+            &pushed,
+            "--pr",
+            "7",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let data = github.data();
+    let new_run = data
+        .check_runs
+        .iter()
+        .find(|r| r["head_sha"] == pushed.as_str())
+        .unwrap();
+    assert_eq!(new_run["conclusion"], "failure");
+    assert!(
+        !data.comments[0].2.contains("Overridden"),
+        "the new head's comment has no override"
+    );
+}
+
+#[test]
+fn a_reader_is_refused_with_a_reply() {
+    let github = fake_with_role("visitor", "read");
+    let event = fake_github::issue_comment_event(
+        "created",
+        556,
+        "visitor",
+        "User",
+        "/benchgate override trust me",
+        true,
+    );
+    let (_dir, output) = override_flow(&github, event);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    github.assert_no_violations();
+    assert_eq!(github.data().check_runs[0]["conclusion"], "failure");
+    let all = comments(&github);
+    assert_eq!(all.len(), 2);
+    assert_eq!(
+        all[1].1,
+        "@visitor `/benchgate override` refused: overriding needs write, maintain or admin access to acme/rocket; @visitor has `read`."
+    );
+}
+
+#[test]
+fn edits_bots_other_comments_and_missing_reasons_do_not_override() {
+    let github = fake_with_role("maint", "admin");
+    let cases = [
+        fake_github::issue_comment_event(
+            "edited",
+            560,
+            "maint",
+            "User",
+            "/benchgate override edited in",
+            true,
+        ),
+        fake_github::issue_comment_event(
+            "created",
+            561,
+            "dependabot[bot]",
+            "Bot",
+            "/benchgate override bump",
+            true,
+        ),
+        fake_github::issue_comment_event(
+            "created",
+            562,
+            "maint",
+            "User",
+            "/benchgate override on an issue",
+            false,
+        ),
+        fake_github::issue_comment_event("created", 563, "maint", "User", "looks good to me", true),
+    ];
+    let (dir, _) = override_flow(&github, cases[0].clone());
+    let before = github.requests().len();
+    for event in &cases {
+        std::fs::write(dir.path().join("event.json"), event.to_string()).unwrap();
+        let output = step(dir.path(), &github, &["override"]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        assert!(stderr(&output).contains("ignored"), "{}", stderr(&output));
+    }
+    assert_eq!(
+        github.requests().len(),
+        before,
+        "ignored events send nothing"
+    );
+    assert_eq!(github.data().check_runs[0]["conclusion"], "failure");
+
+    let no_reason = fake_github::issue_comment_event(
+        "created",
+        564,
+        "maint",
+        "User",
+        "/benchgate override   ",
+        true,
+    );
+    std::fs::write(dir.path().join("event.json"), no_reason.to_string()).unwrap();
+    let output = step(dir.path(), &github, &["override"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let all = comments(&github);
+    assert!(
+        all.last()
+            .unwrap()
+            .1
+            .starts_with("@maint `/benchgate override` refused: a reason is required")
+    );
+    assert_eq!(github.data().check_runs[0]["conclusion"], "failure");
+    github.assert_no_violations();
+}
