@@ -2,6 +2,7 @@
 //! code (0 ok, 1 regression found, 2 error). Environment variables and `process::exit` live here.
 
 mod ab;
+mod artifact;
 mod compare;
 mod environment;
 mod gate_command;
@@ -126,8 +127,21 @@ enum Command {
     /// (or a commit status), the job summary and the step outputs.
     Publish {
         /// The perf-summary.json to publish.
-        #[arg(long, value_name = "FILE")]
-        summary: PathBuf,
+        #[arg(long, value_name = "FILE", required_unless_present = "from_artifact")]
+        summary: Option<PathBuf>,
+        /// Fork pull requests, step 1 (no token needed): save the summary and the event's pull
+        /// request into DIR, to upload as an artifact, instead of publishing.
+        #[arg(
+            long,
+            value_name = "DIR",
+            requires = "summary",
+            conflicts_with = "from_artifact"
+        )]
+        to_artifact: Option<PathBuf>,
+        /// Fork pull requests, step 2 (in a `workflow_run` workflow): check the downloaded
+        /// artifact in DIR against GitHub, then publish it with this workflow's token.
+        #[arg(long, value_name = "DIR", conflicts_with = "summary")]
+        from_artifact: Option<PathBuf>,
         /// The repository, OWNER/NAME [env GITHUB_REPOSITORY].
         #[arg(long)]
         repo: Option<String>,
@@ -408,13 +422,27 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         }
         Command::Publish {
             summary,
+            to_artifact,
+            from_artifact,
             repo,
             db,
             warn_only,
             github,
-        } => publish::publish(&summary, repo.as_deref(), &github, &db, warn_only, None)
-            .await
-            .map(|()| 0),
+        } => {
+            match (summary, to_artifact, from_artifact) {
+                (Some(summary), Some(dir), _) => artifact::write(&summary, &dir, &github)?,
+                (_, _, Some(dir)) => {
+                    publish::publish_from_artifact(&dir, repo.as_deref(), &github, &db, warn_only)
+                        .await?
+                }
+                (Some(summary), None, None) => {
+                    publish::publish(&summary, repo.as_deref(), &github, &db, warn_only, None)
+                        .await?
+                }
+                (None, _, None) => bail!("pass --summary FILE or --from-artifact DIR"),
+            }
+            Ok(0)
+        }
         Command::Override { repo, db, github } => {
             let event_path = github
                 .event_path

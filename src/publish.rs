@@ -61,6 +61,7 @@ pub struct Target {
     pr: Option<u64>,
     sha: Option<String>,
     args: GitHubArgs,
+    workflow_run_head_sha: Option<String>,
 }
 
 impl Target {
@@ -134,7 +135,25 @@ impl Target {
             pr,
             sha,
             args: args.clone(),
+            workflow_run_head_sha: event["workflow_run"]["head_sha"]
+                .as_str()
+                .map(str::to_owned),
         })
+    }
+
+    /// The pull request.
+    pub fn pr(&self) -> Option<u64> {
+        self.pr
+    }
+
+    /// The commit the check goes on.
+    pub fn sha(&self) -> Option<&str> {
+        self.sha.as_deref()
+    }
+
+    /// In a `workflow_run` workflow, the head commit of the run that made the artifact.
+    pub fn workflow_run_head_sha(&self) -> Option<&str> {
+        self.workflow_run_head_sha.as_deref()
     }
 
     /// The client, or an error saying how to give one.
@@ -186,6 +205,26 @@ pub async fn start_check(target: &Target) -> anyhow::Result<StartedCheck> {
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// `benchgate publish --from-artifact DIR`: a fork's verdict, checked, published with this
+/// workflow's token.
+pub async fn publish_from_artifact(
+    dir: &Path,
+    repository: Option<&str>,
+    args: &GitHubArgs,
+    db: &Path,
+    warn_only: bool,
+) -> anyhow::Result<()> {
+    let mut args = args.clone();
+    // The artifact names the pull request; the workflow_run event's own is empty for forks.
+    args.pr = None;
+    args.sha = None;
+    let target = Target::resolve(&args, repository, None)?;
+    let checked = crate::artifact::check(dir, &target).await?;
+    args.pr = Some(checked.pr);
+    args.sha = Some(checked.head_sha);
+    publish(&checked.summary, repository, &args, db, warn_only, None).await
 }
 
 /// Concludes a started check as `failure` with the error: the gate could not decide.

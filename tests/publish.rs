@@ -550,3 +550,141 @@ fn edits_bots_other_comments_and_missing_reasons_do_not_override() {
     assert_eq!(github.data().check_runs[0]["conclusion"], "failure");
     github.assert_no_violations();
 }
+
+fn workflow_run_event(head_sha: &str) -> Value {
+    serde_json::json!({
+        "action": "completed",
+        "workflow_run": {"id": 99, "name": "perf", "head_sha": head_sha, "event": "pull_request", "pull_requests": []},
+        "repository": {"full_name": "acme/rocket"}
+    })
+}
+
+/// Step 1 of the fork flow, in the fork's unprivileged pull_request workflow: the artifact is
+/// written and nothing is sent. PR 7's head on the fake is HEAD.
+fn fork_artifact() -> (FakeGitHub, tempfile::TempDir) {
+    let (github, dir, summary) = regressed_pr();
+    github.data().pulls.insert(7, HEAD.into());
+    let args = [
+        "publish",
+        "--summary",
+        &summary,
+        "--to-artifact",
+        "artifact",
+    ];
+    let output = step(dir.path(), &github, &args);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    (github, dir)
+}
+
+#[test]
+fn a_fork_artifact_is_checked_against_github_then_published() {
+    let (github, dir) = fork_artifact();
+    assert!(github.requests().is_empty());
+    let meta: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("artifact/benchgate-artifact.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        meta,
+        serde_json::json!({"schema_version": 1, "pr": 7, "head_sha": HEAD})
+    );
+
+    // Step 2, in the base repository's workflow_run workflow.
+    std::fs::write(
+        dir.path().join("event.json"),
+        workflow_run_event(HEAD).to_string(),
+    )
+    .unwrap();
+    let output = step(
+        dir.path(),
+        &github,
+        &["publish", "--from-artifact", "artifact"],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    github.assert_no_violations();
+    assert_eq!(
+        github.requests()[0],
+        ("GET".to_owned(), "/repos/acme/rocket/pulls/7".to_owned())
+    );
+    assert_eq!(comments(&github).len(), 1);
+    let run = github.data().check_runs[0].clone();
+    assert_eq!(
+        (run["head_sha"].as_str(), run["conclusion"].as_str()),
+        (Some(HEAD), Some("failure"))
+    );
+}
+
+#[test]
+fn a_tampered_or_oversized_artifact_publishes_nothing() {
+    let (github, dir) = fork_artifact();
+    let meta = dir.path().join("artifact/benchgate-artifact.json");
+    let forged = "4".repeat(40);
+    let refuse = |event: Value, needles: &[&str]| {
+        std::fs::write(dir.path().join("event.json"), event.to_string()).unwrap();
+        let output = step(
+            dir.path(),
+            &github,
+            &["publish", "--from-artifact", "artifact"],
+        );
+        assert_refused(&output, needles);
+    };
+
+    // Another PR's head: the event agrees with the artifact, GitHub does not.
+    std::fs::write(
+        &meta,
+        format!(r#"{{"schema_version": 1, "pr": 7, "head_sha": "{forged}"}}"#),
+    )
+    .unwrap();
+    refuse(
+        workflow_run_event(&forged),
+        &[
+            "claims pull request #7 at 4444",
+            &format!("its head on GitHub is {HEAD}"),
+            "nothing was published",
+        ],
+    );
+    // The workflow run's own head disagrees.
+    refuse(
+        workflow_run_event(HEAD),
+        &["is not the workflow run's head commit"],
+    );
+    // Fields that are not ours.
+    std::fs::write(
+        &meta,
+        format!(r#"{{"schema_version": 1, "pr": 7, "head_sha": "{HEAD}", "token": "x"}}"#),
+    )
+    .unwrap();
+    refuse(
+        workflow_run_event(HEAD),
+        &["benchgate-artifact.json", "unknown field `token`"],
+    );
+    std::fs::write(
+        &meta,
+        format!(r#"{{"schema_version": 1, "pr": 7, "head_sha": "{HEAD}"}}"#),
+    )
+    .unwrap();
+    // An oversized summary, and a summary that is a link.
+    let summary_file = dir.path().join("artifact/perf-summary.json");
+    std::fs::write(&summary_file, vec![b' '; 16 * 1024 * 1024 + 1]).unwrap();
+    refuse(
+        workflow_run_event(HEAD),
+        &[
+            "perf-summary.json",
+            "16777217 bytes, over the 16777216-byte cap",
+        ],
+    );
+    std::fs::remove_file(&summary_file).unwrap();
+    std::os::unix::fs::symlink("/etc/hostname", &summary_file).unwrap();
+    refuse(
+        workflow_run_event(HEAD),
+        &["perf-summary.json", "not a plain file"],
+    );
+
+    let sent: Vec<_> = github
+        .requests()
+        .into_iter()
+        .filter(|(m, _)| m != "GET")
+        .collect();
+    assert!(sent.is_empty(), "{sent:?}");
+    assert!(comments(&github).is_empty());
+}
