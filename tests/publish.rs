@@ -379,7 +379,7 @@ fn override_flow(github: &FakeGitHub, event: Value) -> (tempfile::TempDir, Outpu
 
 #[test]
 fn a_writer_overrides_the_check_for_this_head_only() {
-    let github = fake_with_role("maint", "maintain");
+    let github = fake_with_role("maint", "write");
     let event = fake_github::issue_comment_event(
         "created",
         555,
