@@ -10,6 +10,8 @@ mod github;
 mod override_command;
 mod publish;
 mod render;
+mod serve;
+mod upload;
 
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
@@ -166,11 +168,72 @@ enum Command {
         #[command(flatten)]
         github: publish::GitHubArgs,
     },
+    /// Run the collector service: uploads over HTTP, queries, GitHub webhooks.
+    Serve {
+        /// The SQLite store.
+        #[arg(long, default_value = DEFAULT_DB)]
+        db: PathBuf,
+        /// Where to listen (port 0 picks a free port; the address is printed).
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        bind: std::net::SocketAddr,
+        /// The largest upload, in bytes, compressed or not.
+        #[arg(long, default_value_t = serve::DEFAULT_BODY_LIMIT)]
+        body_limit: usize,
+        /// The environment variable holding the GitHub webhook secret.
+        #[arg(long, default_value = "BENCHGATE_WEBHOOK_SECRET", value_name = "NAME")]
+        webhook_secret_env: String,
+        /// GitHub's API URL, for the work webhooks ask for [env GITHUB_API_URL]; the token is
+        /// read from GITHUB_TOKEN.
+        #[arg(long, value_name = "URL")]
+        github_api_url: Option<String>,
+    },
+    /// Manage the upload tokens of `benchgate serve`.
+    #[command(subcommand)]
+    Token(TokenCommand),
+    /// Send a run to `benchgate serve`: a stored run (id or `latest`) or a Criterion directory
+    /// read as `ingest` reads it. Retries with backoff; safe to repeat.
+    Upload {
+        /// The service, e.g. https://bench.example.com.
+        #[arg(long, value_name = "URL")]
+        collector: String,
+        /// The repository's upload token [env BENCHGATE_TOKEN].
+        #[arg(long, value_name = "TOKEN")]
+        token: Option<String>,
+        #[command(flatten)]
+        run: IngestArgs,
+    },
     /// Print this machine's hardware profile and its fingerprint.
     Fingerprint {
         /// Output format (`json` can be passed to `ingest --fingerprint`).
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
+    },
+}
+
+#[derive(Subcommand)]
+enum TokenCommand {
+    /// Create a token for a repository; it is printed once and only its hash is stored.
+    Create {
+        /// The repository, OWNER/NAME.
+        #[arg(long)]
+        repo: String,
+        /// The SQLite store.
+        #[arg(long, default_value = DEFAULT_DB)]
+        db: PathBuf,
+    },
+    /// Revoke a token by its id (from `token list`).
+    Revoke {
+        /// The token's id.
+        id: i64,
+        /// The SQLite store.
+        #[arg(long, default_value = DEFAULT_DB)]
+        db: PathBuf,
+    },
+    /// List tokens (ids, repositories, dates; never the tokens).
+    List {
+        /// The SQLite store.
+        #[arg(long, default_value = DEFAULT_DB)]
+        db: PathBuf,
     },
 }
 
@@ -443,6 +506,75 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
             }
             Ok(0)
         }
+        Command::Serve {
+            db,
+            bind,
+            body_limit,
+            webhook_secret_env,
+            github_api_url,
+        } => {
+            let config = serve::Config {
+                body_limit,
+                webhook_secret: std::env::var(&webhook_secret_env)
+                    .ok()
+                    .filter(|s| !s.is_empty())
+                    .map(String::into_bytes),
+                github: publish::GitHubArgs {
+                    api_url: github_api_url,
+                    ..publish::GitHubArgs::default()
+                },
+            };
+            serve::serve(db, bind, config).await.map(|()| 0)
+        }
+        Command::Token(command) => token(command).await.map(|()| 0),
+        Command::Upload {
+            collector,
+            token,
+            run,
+        } => {
+            let token = token
+                .or_else(|| {
+                    std::env::var("BENCHGATE_TOKEN")
+                        .ok()
+                        .filter(|t| !t.is_empty())
+                })
+                .context("no token: pass --token or set BENCHGATE_TOKEN")?;
+            let new_run = match stored_run_ref(&run) {
+                Some(reference) => {
+                    let store = open_existing_store(&run.db).await?;
+                    let id = match reference {
+                        Some(id) => id,
+                        None => store
+                            .list_runs()
+                            .await?
+                            .last()
+                            .map(|r| r.id)
+                            .context("latest: the store has no runs")?,
+                    };
+                    let stored = store.get_run(id).await;
+                    store.close().await;
+                    let stored = stored?;
+                    NewRun {
+                        meta: stored.summary.meta,
+                        profile: stored.profile,
+                        recorded_at: stored.summary.recorded_at,
+                        measurements: stored.measurements,
+                    }
+                }
+                None => read_new_run(&run)?,
+            };
+            let uploaded = upload::upload(&collector, &token, &new_run).await?;
+            eprintln!(
+                "benchgate: uploaded {} benchmarks of {}@{}: {} as run {} on {collector}",
+                new_run.measurements.len(),
+                new_run.meta.repository,
+                new_run.meta.commit.short(),
+                uploaded.status,
+                uploaded.id
+            );
+            println!("{}", uploaded.id);
+            Ok(0)
+        }
         Command::Override { repo, db, github } => {
             let event_path = github
                 .event_path
@@ -491,8 +623,8 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
     }
 }
 
-async fn ingest(args: IngestArgs) -> anyhow::Result<()> {
-    // Everything is read and checked before the store is opened: bad input leaves it untouched.
+/// The run `ingest` (or `upload`) reads: everything checked, nothing stored yet.
+fn read_new_run(args: &IngestArgs) -> anyhow::Result<NewRun> {
     let commit = match &args.commit {
         Some(sha) => CommitSha::parse(sha).context("--commit")?,
         None => environment::head_commit()?,
@@ -529,7 +661,7 @@ async fn ingest(args: IngestArgs) -> anyhow::Result<()> {
         None => environment::detect_profile()?,
     };
 
-    let run = NewRun {
+    Ok(NewRun {
         meta: RunMeta {
             repository,
             commit,
@@ -541,7 +673,12 @@ async fn ingest(args: IngestArgs) -> anyhow::Result<()> {
         profile,
         recorded_at: SystemTime::now(),
         measurements,
-    };
+    })
+}
+
+async fn ingest(args: IngestArgs) -> anyhow::Result<()> {
+    // Everything is read and checked before the store is opened: bad input leaves it untouched.
+    let run = read_new_run(&args)?;
     let store = Store::open(&args.db).await?;
     let outcome = store.ingest(&run, args.replace).await;
     store.close().await;
@@ -562,6 +699,68 @@ async fn ingest(args: IngestArgs) -> anyhow::Result<()> {
         args.db.display()
     );
     println!("{}", outcome.run_id());
+    Ok(())
+}
+
+/// `upload`'s argument as a stored run: `Some(Some(id))`, `Some(None)` for `latest`, `None`
+/// for a Criterion directory (or nothing: the default tree).
+fn stored_run_ref(args: &IngestArgs) -> Option<Option<RunId>> {
+    let path = args.path.as_ref()?;
+    if path.is_dir() {
+        return None;
+    }
+    match path.to_str()? {
+        "latest" => Some(None),
+        text => RunId::parse(text).ok().map(Some),
+    }
+}
+
+/// `benchgate token ...`.
+async fn token(command: TokenCommand) -> anyhow::Result<()> {
+    match command {
+        TokenCommand::Create { repo, db } => {
+            let repository = RepositoryName::parse(&repo).context("--repo")?;
+            let mut secret = [0u8; 32];
+            getrandom::fill(&mut secret).map_err(|e| anyhow::anyhow!("no randomness: {e}"))?;
+            let token: String = std::iter::once("bgt_".to_owned())
+                .chain(secret.iter().map(|b| format!("{b:02x}")))
+                .collect();
+            let store = Store::open(&db).await?;
+            let id = store
+                .create_token(&repository, &serve::token_hash(&token))
+                .await;
+            store.close().await;
+            eprintln!(
+                "benchgate: token {} for {repository}; it is shown once, only its hash is kept",
+                id?
+            );
+            println!("{token}");
+        }
+        TokenCommand::Revoke { id, db } => {
+            let store = open_existing_store(&db).await?;
+            let revoked = store.revoke_token(id).await;
+            store.close().await;
+            if !revoked? {
+                bail!("token {id}: no such live token (see `benchgate token list`)");
+            }
+            eprintln!("benchgate: token {id} revoked");
+        }
+        TokenCommand::List { db } => {
+            let store = open_existing_store(&db).await?;
+            let tokens = store.list_tokens().await;
+            store.close().await;
+            for (id, repository, created, revoked) in tokens? {
+                println!(
+                    "{id}\t{repository}\tcreated {}\t{}",
+                    humantime::format_rfc3339_seconds(created),
+                    revoked.map_or("live".to_owned(), |t| format!(
+                        "revoked {}",
+                        humantime::format_rfc3339_seconds(t)
+                    ))
+                );
+            }
+        }
+    }
     Ok(())
 }
 

@@ -87,11 +87,31 @@ pub async fn handle(
 ) -> anyhow::Result<Outcome> {
     let text = std::fs::read_to_string(event_path)
         .with_context(|| format!("event {}: cannot read", event_path.display()))?;
-    let deserializer = &mut serde_json::Deserializer::from_str(&text);
+    let store = Store::open(db).await?;
+    let outcome = handle_event(
+        &text,
+        &format!("event {}", event_path.display()),
+        repository,
+        args,
+        &store,
+    )
+    .await;
+    store.close().await;
+    outcome
+}
+
+/// Handles an `issue_comment` payload (`source` names it in errors), recording into `store`.
+pub async fn handle_event(
+    text: &str,
+    source: &str,
+    repository: Option<&str>,
+    args: &GitHubArgs,
+    store: &Store,
+) -> anyhow::Result<Outcome> {
+    let deserializer = &mut serde_json::Deserializer::from_str(text);
     let event: Event = serde_path_to_error::deserialize(deserializer).map_err(|e| {
         anyhow::anyhow!(
-            "event {}: `{}`: {} (expected an issue_comment payload)",
-            event_path.display(),
+            "{source}: `{}`: {} (expected an issue_comment payload)",
             e.path(),
             e.inner()
         )
@@ -166,8 +186,7 @@ pub async fn handle(
         head_sha: head_sha.clone(),
     };
 
-    let store = Store::open(db).await?;
-    let stored = store
+    store
         .record_override(&GateOverride {
             repository: RepositoryName::parse(github.repository())?,
             pr_number: pr,
@@ -177,9 +196,7 @@ pub async fn handle(
             comment_id: event.comment.id,
             created_at: SystemTime::now(),
         })
-        .await;
-    store.close().await;
-    stored?;
+        .await?;
 
     reconclude(github, &head_sha, &note).await?;
     // The sticky comment shows the override; without one yet, a comment that says so.

@@ -22,7 +22,8 @@ fn timestamp(time: SystemTime) -> String {
     humantime::format_rfc3339_seconds(time).to_string()
 }
 
-fn summary_json(run: &RunSummary) -> Value {
+/// A run's summary as JSON (`runs --format json`; the service adds `recorded_at_ms`).
+pub fn summary_json(run: &RunSummary) -> Value {
     json!({
         "id": run.id.get(),
         "repository": run.meta.repository.as_str(),

@@ -8,6 +8,7 @@ pub mod domain;
 mod error;
 pub mod fingerprint;
 pub mod store;
+pub mod wire;
 
 pub use domain::{
     BenchmarkId, CommitSha, Estimate, Measurement, RepositoryName, RunId, RunKind, Samples,

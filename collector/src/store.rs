@@ -107,6 +107,21 @@ pub struct RunSummary {
     pub n_benchmarks: usize,
 }
 
+/// One run's value of one benchmark, for trends.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SeriesPoint {
+    /// The run.
+    pub run: RunSummary,
+    /// Median ns per iteration.
+    pub median: f64,
+    /// Lower bound of the median's interval.
+    pub median_lower: f64,
+    /// Upper bound of the median's interval.
+    pub median_upper: f64,
+    /// Minimum ns per iteration (absent for runs stored before it was kept).
+    pub min: Option<f64>,
+}
+
 /// A maintainer's override of the gate for one head commit of a pull request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GateOverride {
@@ -596,6 +611,157 @@ impl Store {
         )
     }
 
+    /// Stores an upload token's hash for `repository`; returns the token's id.
+    pub async fn create_token(&self, repository: &RepositoryName, hash: &str) -> Result<i64> {
+        let db = self.db_error();
+        let mut tx = self.pool.begin().await.map_err(&db)?;
+        sqlx::query("INSERT INTO repositories (name) VALUES ($1) ON CONFLICT (name) DO NOTHING")
+            .bind(repository.as_str())
+            .execute(&mut *tx)
+            .await
+            .map_err(&db)?;
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO tokens (repository_id, hash, created_at_ms) \
+             SELECT id, $2, $3 FROM repositories WHERE name = $1 RETURNING id",
+        )
+        .bind(repository.as_str())
+        .bind(hash)
+        .bind(now_ms())
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(&db)?;
+        tx.commit().await.map_err(&db)?;
+        Ok(id)
+    }
+
+    /// The repository a live (not revoked) token hash belongs to.
+    pub async fn token_repository(&self, hash: &str) -> Result<Option<RepositoryName>> {
+        let name: Option<String> = sqlx::query_scalar(
+            "SELECT repo.name FROM tokens t JOIN repositories repo ON repo.id = t.repository_id \
+             WHERE t.hash = $1 AND t.revoked_at_ms IS NULL",
+        )
+        .bind(hash)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(self.db_error())?;
+        name.map(|n| RepositoryName::parse(&n)).transpose()
+    }
+
+    /// Revokes token `id`; `false` if there is no such live token.
+    pub async fn revoke_token(&self, id: i64) -> Result<bool> {
+        let done = sqlx::query(
+            "UPDATE tokens SET revoked_at_ms = $2 WHERE id = $1 AND revoked_at_ms IS NULL",
+        )
+        .bind(id)
+        .bind(now_ms())
+        .execute(&self.pool)
+        .await
+        .map_err(self.db_error())?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Every token: (id, repository, created, revoked).
+    pub async fn list_tokens(&self) -> Result<Vec<(i64, String, SystemTime, Option<SystemTime>)>> {
+        let rows: Vec<(i64, String, i64, Option<i64>)> = sqlx::query_as(
+            "SELECT t.id, repo.name, t.created_at_ms, t.revoked_at_ms FROM tokens t \
+             JOIN repositories repo ON repo.id = t.repository_id ORDER BY t.id",
+        )
+        .fetch_all(&self.pool)
+        .await
+        .map_err(self.db_error())?;
+        Ok(rows
+            .into_iter()
+            .map(|(id, repo, created, revoked)| (id, repo, from_ms(created), revoked.map(from_ms)))
+            .collect())
+    }
+
+    /// Records a webhook delivery as pending; `false` if this delivery id was seen before.
+    pub async fn record_delivery(
+        &self,
+        delivery_id: &str,
+        event: &str,
+        payload: &[u8],
+    ) -> Result<bool> {
+        let done = sqlx::query(
+            "INSERT INTO webhook_deliveries (delivery_id, event, payload, received_at_ms, state) \
+             VALUES ($1, $2, $3, $4, 'pending') ON CONFLICT (delivery_id) DO NOTHING",
+        )
+        .bind(delivery_id)
+        .bind(event)
+        .bind(payload)
+        .bind(now_ms())
+        .execute(&self.pool)
+        .await
+        .map_err(self.db_error())?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Deliveries not yet worked on, oldest first: (delivery id, event, payload).
+    pub async fn pending_deliveries(&self) -> Result<Vec<(String, String, Vec<u8>)>> {
+        sqlx::query_as(
+            "SELECT delivery_id, event, payload FROM webhook_deliveries \
+             WHERE state = 'pending' ORDER BY received_at_ms, delivery_id",
+        )
+        .fetch_all(&self.pool)
+        .await
+        .map_err(self.db_error())
+    }
+
+    /// Marks a delivery worked on: `failed` when `ok` is false; `outcome` says what happened.
+    pub async fn finish_delivery(&self, delivery_id: &str, ok: bool, outcome: &str) -> Result<()> {
+        sqlx::query(
+            "UPDATE webhook_deliveries SET state = $2, outcome = $3 WHERE delivery_id = $1",
+        )
+        .bind(delivery_id)
+        .bind(if ok { "done" } else { "failed" })
+        .bind(outcome)
+        .execute(&self.pool)
+        .await
+        .map_err(self.db_error())?;
+        Ok(())
+    }
+
+    /// A delivery's state and outcome.
+    pub async fn delivery(&self, delivery_id: &str) -> Result<Option<(String, Option<String>)>> {
+        sqlx::query_as("SELECT state, outcome FROM webhook_deliveries WHERE delivery_id = $1")
+            .bind(delivery_id)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(self.db_error())
+    }
+
+    /// One benchmark's median and minimum per run of `repository` on `fingerprint`, oldest
+    /// first: (run, median ns, minimum ns, median interval).
+    pub async fn benchmark_series(
+        &self,
+        repository: &RepositoryName,
+        fingerprint: &Fingerprint,
+        benchmark: &str,
+    ) -> Result<Vec<SeriesPoint>> {
+        let rows = sqlx::query(BENCHMARK_SERIES_SELECT)
+            .bind(repository.as_str())
+            .bind(fingerprint.as_str())
+            .bind(benchmark)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(self.db_error())?;
+        rows.iter()
+            .map(|row| {
+                let get_error = |e: sqlx::Error| Error::CorruptRow {
+                    table: "measurements",
+                    reason: e.to_string(),
+                };
+                Ok(SeriesPoint {
+                    run: run_summary_from_row(row)?,
+                    median: row.try_get("median_point").map_err(get_error)?,
+                    median_lower: row.try_get("median_lower").map_err(get_error)?,
+                    median_upper: row.try_get("median_upper").map_err(get_error)?,
+                    min: row.try_get("min_point").map_err(get_error)?,
+                })
+            })
+            .collect()
+    }
+
     /// One run's summary, without its measurements.
     pub async fn run_summary(&self, id: RunId) -> Result<RunSummary> {
         let row = sqlx::query(RUN_SUMMARY_SELECT_ONE)
@@ -664,6 +830,14 @@ const RUN_SUMMARY_SELECT_ON_FINGERPRINT: &str = concat!(
     run_summary_select!(),
     run_joins!(),
     " WHERE repo.name = $1 AND f.hash = $2 ORDER BY r.id"
+);
+
+const BENCHMARK_SERIES_SELECT: &str = concat!(
+    run_summary_select!(),
+    ", m.median_point, m.median_lower, m.median_upper, m.min_point",
+    run_joins!(),
+    " JOIN measurements m ON m.run_id = r.id JOIN benchmarks b ON b.id = m.benchmark_id \
+     WHERE repo.name = $1 AND f.hash = $2 AND b.name = $3 ORDER BY r.id"
 );
 
 const RUN_SUMMARY_SELECT_ONE: &str =
@@ -935,6 +1109,16 @@ fn decode_f64s(bytes: &[u8]) -> Option<Vec<f64>> {
             })
             .collect(),
     )
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+fn from_ms(ms: i64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0))
 }
 
 fn to_i64(value: u64) -> Result<i64> {

@@ -1,0 +1,140 @@
+//! Ingest over HTTP: `benchgate serve` (the release binary, on a loopback port, a fresh SQLite
+//! file) receiving runs of 100 benchmarks × 100 samples as `POST /api/v1/runs`, one new run per
+//! request (a new commit each time), each on a fresh connection. Reports the latency per upload;
+//! runs per second is its inverse (one client at a time).
+//!
+//! Run: `cargo bench --bench upload`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // benches fail loudly
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::time::{Duration, SystemTime};
+
+use benchgate_collector::wire::RunDocument;
+use benchgate_collector::{
+    BenchmarkId, CommitSha, Estimate, HardwareProfile, Measurement, NewRun, RepositoryName,
+    RunKind, RunMeta, RustcInfo, Samples, Throughput,
+};
+use criterion::{Criterion, criterion_group, criterion_main};
+
+fn run(commit: u64, profile: &HardwareProfile) -> NewRun {
+    let measurements = (0..100)
+        .map(|i| {
+            let ns = 100.0 + i as f64 * 13.0;
+            let estimate = Estimate {
+                point: ns,
+                lower: ns * 0.99,
+                upper: ns * 1.01,
+                confidence_level: 0.95,
+            };
+            let iters: Vec<f64> = (1..=100).map(|k| (k * 10) as f64).collect();
+            let times = iters
+                .iter()
+                .enumerate()
+                .map(|(k, n)| n * ns * (1.0 + 0.0007 * k as f64))
+                .collect();
+            Measurement {
+                id: BenchmarkId::parse(&format!("codec/encode/{i:03}")).unwrap(),
+                throughput: (i % 2 == 0).then_some(Throughput::Bytes(16_384)),
+                mean: estimate,
+                median: estimate,
+                sampling_mode: Some("Linear".into()),
+                samples: Samples::new(iters, times).unwrap(),
+            }
+        })
+        .collect();
+    NewRun {
+        meta: RunMeta {
+            repository: RepositoryName::parse("acme/rocket").unwrap(),
+            commit: CommitSha::parse(&format!("{commit:040x}")).unwrap(),
+            branch: Some("main".into()),
+            kind: RunKind::Push,
+            pr_number: None,
+            attempt: 1,
+        },
+        profile: profile.clone(),
+        recorded_at: SystemTime::now(),
+        measurements,
+    }
+}
+
+fn upload(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("service.db");
+    let benchgate = env!("CARGO_BIN_EXE_benchgate");
+    let token = Command::new(benchgate)
+        .args([
+            "token",
+            "create",
+            "--repo",
+            "acme/rocket",
+            "--db",
+            db.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let token = String::from_utf8(token.stdout).unwrap().trim().to_owned();
+    let mut server = Command::new(benchgate)
+        .args([
+            "serve",
+            "--db",
+            db.to_str().unwrap(),
+            "--bind",
+            "127.0.0.1:0",
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(server.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let address = line
+        .split("http://")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_owned();
+    // Drain the request log so the server never blocks on it.
+    std::thread::spawn(move || for _ in stderr.lines() {});
+
+    let rustc =
+        RustcInfo::parse("rustc 1.95.0 (59807616e 2026-04-14)\nhost: x86_64-unknown-linux-gnu\n")
+            .unwrap();
+    let profile = HardwareProfile::detect(&Default::default(), &rustc).unwrap();
+    let size = serde_json::to_vec(&RunDocument::from_run(&run(0, &profile)))
+        .unwrap()
+        .len();
+    eprintln!("one run document: {size} bytes");
+    let mut commit = 0u64;
+    let mut send = || {
+        commit += 1;
+        let body = serde_json::to_vec(&RunDocument::from_run(&run(commit, &profile))).unwrap();
+        let mut stream = TcpStream::connect(&address).unwrap();
+        write!(
+            stream,
+            "POST /api/v1/runs HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        )
+        .unwrap();
+        stream.write_all(&body).unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        assert!(response.starts_with("HTTP/1.1 201"), "{response}");
+    };
+
+    let mut group = c.benchmark_group("http_ingest_100_benchmarks_x_100_samples");
+    group
+        .sample_size(30)
+        .measurement_time(Duration::from_secs(10));
+    group.bench_function("post_api_v1_runs", |b| b.iter(&mut send));
+    group.finish();
+    server.kill().unwrap();
+    server.wait().unwrap();
+}
+
+criterion_group!(benches, upload);
+criterion_main!(benches);

@@ -1,0 +1,654 @@
+//! `benchgate serve` for real: the binary on a loopback port with a fresh SQLite file, spoken
+//! to over raw HTTP/1.1 (so a request can also be cut off half-way) and by `benchgate upload`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
+
+mod common;
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Barrier};
+use std::time::Duration;
+
+use common::fake_github::{self, FakeGitHub};
+use common::*;
+use serde_json::{Value, json};
+
+const TREE: &str = "laysakura__louds-rs/criterion";
+const REPO: &str = "laysakura/louds-rs";
+const SECRET: &str = "It's a Secret to Everybody";
+
+struct Server {
+    child: Child,
+    address: String,
+    log: Arc<std::sync::Mutex<String>>,
+}
+
+impl Server {
+    fn start(db: &Path, extra: &[&str], github: Option<&FakeGitHub>) -> Self {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_benchgate"));
+        command
+            .args([
+                "serve",
+                "--db",
+                db.to_str().unwrap(),
+                "--bind",
+                "127.0.0.1:0",
+            ])
+            .args(extra)
+            .env("BENCHGATE_WEBHOOK_SECRET", SECRET)
+            .env_remove("GITHUB_TOKEN")
+            .stderr(Stdio::piped());
+        if let Some(github) = github {
+            command
+                .env("GITHUB_TOKEN", fake_github::TOKEN)
+                .args(["--github-api-url", &github.api_url]);
+        }
+        let mut child = command.spawn().unwrap();
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        stderr.read_line(&mut line).unwrap();
+        let address = line
+            .split("http://")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("no address in {line:?}"))
+            .to_owned();
+        let log = Arc::new(std::sync::Mutex::new(line));
+        let sink = log.clone();
+        std::thread::spawn(move || {
+            for line in stderr.lines().map_while(Result::ok) {
+                sink.lock().unwrap().push_str(&(line + "\n"));
+            }
+        });
+        Self {
+            child,
+            address,
+            log,
+        }
+    }
+
+    fn kill(&mut self) {
+        self.child.kill().unwrap(); // SIGKILL
+        self.child.wait().unwrap();
+    }
+
+    fn terminate(&mut self) -> std::process::ExitStatus {
+        Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        self.child.wait().unwrap()
+    }
+
+    /// One request; returns (status, JSON body).
+    fn request(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> (u16, Value) {
+        let mut stream = TcpStream::connect(&self.address).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(60)))
+            .unwrap();
+        let mut head = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: {}\r\n",
+            self.address,
+            body.len()
+        );
+        for (name, value) in headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        head.push_str("\r\n");
+        stream.write_all(head.as_bytes()).unwrap();
+        stream.write_all(body).unwrap();
+        let mut response = Vec::new();
+        stream.read_to_end(&mut response).unwrap();
+        let text = String::from_utf8_lossy(&response);
+        let status: u16 = text[9..12].parse().unwrap();
+        let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+        (status, serde_json::from_str(body).unwrap_or(Value::Null))
+    }
+
+    fn get(&self, path: &str) -> (u16, Value) {
+        self.request("GET", path, &[], b"")
+    }
+
+    fn upload(&self, token: &str, document: &Value) -> (u16, Value) {
+        let bearer = format!("Bearer {token}");
+        self.request(
+            "POST",
+            "/api/v1/runs",
+            &[
+                ("authorization", &bearer),
+                ("content-type", "application/json"),
+            ],
+            document.to_string().as_bytes(),
+        )
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn token(dir: &Path, db: &Path, repo: &str) -> String {
+    let output = benchgate(
+        dir,
+        &[
+            "token",
+            "create",
+            "--repo",
+            repo,
+            "--db",
+            db.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    stdout(&output).trim().to_owned()
+}
+
+/// A run document of the corpus tree at commit `i`, as `benchgate upload` sends it.
+fn document(dir: &Path, i: usize) -> Value {
+    let db = dir.join(format!("source-{i}.db"));
+    let commit = format!("{i:040x}");
+    let output = benchgate(
+        dir,
+        &[
+            "ingest",
+            corpus(TREE).to_str().unwrap(),
+            "--repo",
+            REPO,
+            "--commit",
+            &commit,
+            "--db",
+            db.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    // The service's own rendering of a run is the document; read it back through a server.
+    let mut server = Server::start(&db, &[], None);
+    let (status, mut value) = server.get(&format!("/api/v1/repos/{REPO}/runs/1"));
+    server.kill();
+    assert_eq!(status, 200, "{value}");
+    value.as_object_mut().unwrap().remove("id");
+    value
+}
+
+fn setup() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("service.db");
+    (dir, db)
+}
+
+#[test]
+fn uploads_are_authorized_per_repository_and_idempotent() {
+    let (dir, db) = setup();
+    let good = token(dir.path(), &db, REPO);
+    let other = token(dir.path(), &db, "someone/else");
+    let run = document(dir.path(), 1);
+    let server = Server::start(&db, &[], None);
+
+    let (status, body) = server.request("POST", "/api/v1/runs", &[], run.to_string().as_bytes());
+    assert_eq!(
+        (status, &body["error"]["header"]),
+        (401, &json!("authorization")),
+        "{body}"
+    );
+    let (status, body) = server.upload("bgt_not_a_token", &run);
+    assert_eq!(status, 401, "{body}");
+    assert_eq!(body["error"]["message"], "unknown or revoked token");
+    let (status, body) = server.upload(&other, &run);
+    assert_eq!(
+        (status, &body["error"]["field"]),
+        (403, &json!("repository")),
+        "{body}"
+    );
+    assert_eq!(
+        body["error"]["message"],
+        format!("the token is for someone/else, not {REPO}")
+    );
+
+    let (status, body) = server.upload(&good, &run);
+    assert_eq!(
+        (status, &body["status"]),
+        (201, &json!("created")),
+        "{body}"
+    );
+    let id = body["id"].as_i64().unwrap();
+    let (status, body) = server.upload(&good, &run);
+    assert_eq!(
+        (status, &body["id"], &body["status"]),
+        (200, &json!(id), &json!("unchanged"))
+    );
+    // The same key with other results is a conflict, not a silent replace.
+    let mut changed = run.clone();
+    changed["measurements"][0]["median"]["point"] = json!(1.0);
+    let (status, body) = server.upload(&good, &changed);
+    assert_eq!(
+        (status, &body["error"]["field"], &body["error"]["existing"]),
+        (409, &json!("attempt"), &json!(id))
+    );
+
+    // Round trip: the stored run reads back as what was sent.
+    let (status, mut stored) = server.get(&format!("/api/v1/repos/{REPO}/runs/{id}"));
+    assert_eq!(status, 200);
+    stored.as_object_mut().unwrap().remove("id");
+    assert_eq!(stored, run);
+    let (status, runs) = server.get(&format!("/api/v1/repos/{REPO}/runs"));
+    assert_eq!((status, runs.as_array().unwrap().len()), (200, 1));
+    assert_eq!(server.get("/healthz"), (200, json!({"status": "ok"})));
+    assert_eq!(server.get(&format!("/api/v1/repos/{REPO}/runs/99")).0, 404);
+
+    // A revoked token no longer works.
+    let db_arg = db.to_str().unwrap();
+    let output = benchgate(dir.path(), &["token", "revoke", "1", "--db", db_arg]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(server.upload(&good, &run).0, 401);
+    let listed = stdout(&benchgate(dir.path(), &["token", "list", "--db", db_arg]));
+    assert!(
+        listed.contains(&format!("1\t{REPO}\tcreated ")) && listed.contains("\trevoked "),
+        "{listed}"
+    );
+    assert!(!listed.contains("bgt_"), "tokens are never shown again");
+}
+
+#[test]
+fn malformed_and_oversized_uploads_name_the_fault() {
+    let (dir, db) = setup();
+    let good = token(dir.path(), &db, REPO);
+    let run = document(dir.path(), 1);
+    let server = Server::start(&db, &["--body-limit", "200000"], None);
+
+    let mut bad = run.clone();
+    bad["measurements"][2]["samples"]["times"][1] = json!(-5.0);
+    let (status, body) = server.upload(&good, &bad);
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(body["error"]["field"], "measurements[2].samples.times[1]");
+    assert_eq!(
+        body["error"]["message"],
+        "is -5; times must be finite and not negative"
+    );
+    let mut missing = run.clone();
+    missing.as_object_mut().unwrap().remove("commit");
+    let (status, body) = server.upload(&good, &missing);
+    assert_eq!(
+        (status, &body["error"]["field"]),
+        (422, &json!("commit")),
+        "{body}"
+    );
+    let mut forged = run.clone();
+    forged["profile"]["cpu_brand"] = json!("Faster CPU");
+    let (status, body) = server.upload(&good, &forged);
+    assert_eq!(
+        (status, &body["error"]["field"]),
+        (422, &json!("fingerprint")),
+        "{body}"
+    );
+    let (status, body) = server.request(
+        "POST",
+        "/api/v1/runs",
+        &[("authorization", &format!("Bearer {good}"))],
+        b"{not json",
+    );
+    assert_eq!(status, 422, "{body}");
+
+    // Over the limit, raw or once un-gzipped.
+    let mut big = run.clone();
+    let padding: Vec<f64> = (0..40_000).map(f64::from).collect();
+    big["measurements"][0]["samples"]["iters"] = json!(padding);
+    let (status, body) = server.upload(&good, &big);
+    assert_eq!(
+        (status, &body["error"]["status"]),
+        (413, &json!(413)),
+        "{body}"
+    );
+    let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gzip.write_all(&vec![b' '; 1_000_000]).unwrap();
+    let bomb = gzip.finish().unwrap();
+    assert!(bomb.len() < 200_000);
+    let bearer = format!("Bearer {good}");
+    let (status, body) = server.request(
+        "POST",
+        "/api/v1/runs",
+        &[("authorization", &bearer), ("content-encoding", "gzip")],
+        &bomb,
+    );
+    assert_eq!(
+        (status, &body["error"]["header"]),
+        (413, &json!("content-encoding")),
+        "{body}"
+    );
+    assert_eq!(
+        server.get(&format!("/api/v1/repos/{REPO}/runs")).1,
+        json!([])
+    );
+}
+
+#[test]
+fn five_hundred_concurrent_uploads_of_fifty_runs_store_fifty() {
+    let (dir, db) = setup();
+    let good = token(dir.path(), &db, REPO);
+    let base = document(dir.path(), 0);
+    let server = Arc::new(Server::start(&db, &[], None));
+    let documents: Vec<String> = (0..50)
+        .map(|i| {
+            let mut d = base.clone();
+            d["commit"] = json!(format!("{:040x}", 1000 + i));
+            d.to_string()
+        })
+        .collect();
+    let barrier = Arc::new(Barrier::new(500));
+    let handles: Vec<_> = (0..500)
+        .map(|k| {
+            let (server, barrier, token) = (server.clone(), barrier.clone(), good.clone());
+            let body = documents[k % 50].clone();
+            std::thread::spawn(move || {
+                barrier.wait();
+                let bearer = format!("Bearer {token}");
+                server.request(
+                    "POST",
+                    "/api/v1/runs",
+                    &[("authorization", &bearer)],
+                    body.as_bytes(),
+                )
+            })
+        })
+        .collect();
+    let results: Vec<(u16, Value)> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let created = results.iter().filter(|(s, _)| *s == 201).count();
+    let unchanged = results.iter().filter(|(s, _)| *s == 200).count();
+    assert_eq!(
+        (created, unchanged),
+        (50, 450),
+        "{:?}",
+        results.iter().find(|(s, _)| *s >= 300)
+    );
+    let (_, runs) = server.get(&format!("/api/v1/repos/{REPO}/runs"));
+    let runs = runs.as_array().unwrap();
+    assert_eq!(runs.len(), 50);
+    drop(server);
+    // No duplicate measurement: each run holds exactly its benchmarks.
+    let output = benchgate(
+        dir.path(),
+        &["runs", "--db", db.to_str().unwrap(), "--format", "json"],
+    );
+    let listed: Value = serde_json::from_slice(&output.stdout).unwrap();
+    for run in listed.as_array().unwrap() {
+        let id = run["id"].to_string();
+        let shown = benchgate(
+            dir.path(),
+            &[
+                "show",
+                &id,
+                "--db",
+                db.to_str().unwrap(),
+                "--format",
+                "json",
+            ],
+        );
+        let shown: Value = serde_json::from_slice(&shown.stdout).unwrap();
+        assert_eq!(shown["measurements"].as_array().unwrap().len(), 30);
+        assert_eq!(run["n_benchmarks"], 30);
+    }
+}
+
+#[test]
+fn a_killed_server_leaves_no_partial_run() {
+    let (dir, db) = setup();
+    let good = token(dir.path(), &db, REPO);
+    let run = document(dir.path(), 1).to_string();
+    let mut server = Server::start(&db, &[], None);
+    // Half an upload, then SIGKILL.
+    let mut stream = TcpStream::connect(&server.address).unwrap();
+    let head = format!(
+        "POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {good}\r\nContent-Length: {}\r\n\r\n",
+        run.len()
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(&run.as_bytes()[..run.len() / 2]).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    server.kill();
+    // And a storm of complete uploads, killed while they are being stored.
+    let mut server = Server::start(&db, &[], None);
+    let address = server.address.clone();
+    let storm: Vec<_> = (0..20)
+        .map(|i| {
+            let mut d: Value = serde_json::from_str(&run).unwrap();
+            d["commit"] = json!(format!("{:040x}", 5000 + i));
+            let (address, token) = (address.clone(), good.clone());
+            std::thread::spawn(move || {
+                let Ok(mut stream) = TcpStream::connect(&address) else { return };
+                let body = d.to_string();
+                let head = format!(
+                    "POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nContent-Length: {}\r\n\r\n",
+                    body.len()
+                );
+                let _ = stream.write_all(head.as_bytes());
+                let _ = stream.write_all(body.as_bytes());
+                let _ = stream.read_to_end(&mut Vec::new());
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(150));
+    server.kill();
+    for handle in storm {
+        handle.join().unwrap();
+    }
+    let server = Server::start(&db, &[], None);
+    let (_, runs) = server.get(&format!("/api/v1/repos/{REPO}/runs"));
+    for run in runs.as_array().unwrap() {
+        let (status, stored) = server.get(&format!("/api/v1/repos/{REPO}/runs/{}", run["id"]));
+        assert_eq!(status, 200);
+        assert_eq!(
+            stored["measurements"].as_array().unwrap().len(),
+            30,
+            "a whole run or none"
+        );
+        assert_ne!(
+            stored["commit"],
+            json!(format!("{:040x}", 1)),
+            "the cut-off upload is not stored"
+        );
+    }
+}
+
+fn signature(body: &[u8]) -> String {
+    use hmac::{KeyInit, Mac};
+    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(SECRET.as_bytes()).unwrap();
+    mac.update(body);
+    let bytes = mac.finalize().into_bytes();
+    format!(
+        "sha256={}",
+        bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()
+    )
+}
+
+#[test]
+fn webhooks_are_verified_deduplicated_and_worked_on_after_the_answer() {
+    let github = FakeGitHub::start("");
+    github.data().permissions.insert("maint".into(), "admin");
+    github.data().pulls.insert(7, "2".repeat(40));
+    let (_dir, db) = setup();
+    let mut server = Server::start(&db, &[], Some(&github));
+    let event = fake_github::issue_comment_event(
+        "created",
+        777,
+        "maint",
+        "User",
+        "/benchgate override known noisy runner",
+        true,
+    );
+    let body = event.to_string().into_bytes();
+    let deliver = |server: &Server, signature: &str| {
+        server.request(
+            "POST",
+            "/github/webhook",
+            &[
+                ("x-github-event", "issue_comment"),
+                ("x-github-delivery", "72d3162e-cc78-11e3-81ab-4c9367dc0958"),
+                ("x-hub-signature-256", signature),
+                ("content-type", "application/json"),
+            ],
+            &body,
+        )
+    };
+    let (status, reply) = deliver(&server, &signature(b"something else"));
+    assert_eq!(
+        (status, &reply["error"]["header"]),
+        (401, &json!("x-hub-signature-256"))
+    );
+    let (status, reply) = server.request(
+        "POST",
+        "/github/webhook",
+        &[("x-github-event", "ping")],
+        &body,
+    );
+    assert_eq!(status, 401, "{reply}");
+    assert!(
+        github.requests().is_empty(),
+        "nothing was done for bad signatures"
+    );
+
+    let (status, reply) = deliver(&server, &signature(&body));
+    assert_eq!(
+        (status, &reply["status"]),
+        (202, &json!("queued")),
+        "{reply}"
+    );
+    let (status, reply) = deliver(&server, &signature(&body));
+    assert_eq!((status, &reply["status"]), (200, &json!("duplicate")));
+    // The work happens after the answer; wait for it.
+    for _ in 0..100 {
+        if github
+            .data()
+            .check_runs
+            .first()
+            .is_some_and(|r| r["conclusion"] == "success")
+        {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let run = github.data().check_runs[0].clone();
+    assert_eq!(
+        run["output"]["title"],
+        "Overridden by @maint: known noisy runner"
+    );
+    assert!(server.log.lock().unwrap().contains("overridden at 2222"));
+    // SIGTERM: a clean stop.
+    let status = server.terminate();
+    assert!(status.success(), "{status:?}");
+    assert!(
+        server
+            .log
+            .lock()
+            .unwrap()
+            .contains("stopped; every request in flight finished")
+    );
+    // The redelivery after a restart is still a duplicate; nothing is done twice.
+    let server = Server::start(&db, &[], Some(&github));
+    assert_eq!(deliver(&server, &signature(&body)).1["status"], "duplicate");
+    assert_eq!(github.data().check_runs.len(), 1);
+}
+
+#[test]
+fn compare_and_series_answer_from_the_store_and_upload_is_safe_to_repeat() {
+    let (dir, db) = setup();
+    let good = token(dir.path(), &db, REPO);
+    let server = Server::start(&db, &[], None);
+    let collector = format!("http://{}", server.address);
+    // A modern tree (sample.json with named arrays), which `scaled_copy` can scale.
+    let modern = "dicethedev__MerkleForge/target/criterion";
+    let tree = corpus(modern);
+    let slower = scaled_copy(modern, 1.4);
+    let mut ids = Vec::new();
+    for (i, path) in [tree.as_path(), slower.path()].into_iter().enumerate() {
+        let commit = format!("{:040x}", 10 + i);
+        let args = [
+            "upload",
+            path.to_str().unwrap(),
+            "--collector",
+            &collector,
+            "--token",
+            &good,
+            "--repo",
+            REPO,
+            "--commit",
+            &commit,
+        ];
+        let output = benchgate(dir.path(), &args);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        assert!(
+            stderr(&output).contains(": created as run"),
+            "{}",
+            stderr(&output)
+        );
+        let again = benchgate(dir.path(), &args);
+        assert!(
+            stderr(&again).contains(": unchanged as run"),
+            "{}",
+            stderr(&again)
+        );
+        ids.push(stdout(&output).trim().to_owned());
+    }
+    let (status, summary) = server.get(&format!(
+        "/api/v1/repos/{REPO}/compare?base={}&head={}",
+        ids[0], ids[1]
+    ));
+    assert_eq!(status, 200, "{summary}");
+    assert_eq!(summary["schema_version"], 1);
+    assert_eq!(summary["benchmarks"].as_array().unwrap().len(), 30);
+    let ratio = summary["benchmarks"][0]["ratio"].as_f64().unwrap();
+    assert!((ratio - 1.4).abs() < 1e-9, "{ratio}");
+
+    let (_, run) = server.get(&format!("/api/v1/repos/{REPO}/runs/{}", ids[0]));
+    let benchmark = run["measurements"][0]["id"].as_str().unwrap().to_owned();
+    let fingerprint = run["fingerprint"].as_str().unwrap().to_owned();
+    let (status, series) = server.get(&format!(
+        "/api/v1/repos/{REPO}/series?benchmark={}&fingerprint={fingerprint}",
+        benchmark.replace('/', "%2F").replace(' ', "%20")
+    ));
+    assert_eq!(status, 200, "{series}");
+    let points = series["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2);
+    let first = points[0]["median"].as_f64().unwrap();
+    assert_eq!(
+        first,
+        run["measurements"][0]["median"]["point"].as_f64().unwrap()
+    );
+    assert!((points[1]["median"].as_f64().unwrap() / first - 1.4).abs() < 1e-9);
+    let (status, missing) = server.get(&format!("/api/v1/repos/{REPO}/series?benchmark=x"));
+    assert_eq!(
+        (status, &missing["error"]["query"]),
+        (422, &json!("fingerprint"))
+    );
+
+    // A wrong token is a clear error, not a retry loop.
+    let output = benchgate(
+        dir.path(),
+        &[
+            "upload",
+            tree.to_str().unwrap(),
+            "--collector",
+            &collector,
+            "--token",
+            "nope",
+            "--repo",
+            REPO,
+            "--commit",
+            &"a".repeat(40),
+        ],
+    );
+    assert_refused(
+        &output,
+        &["HTTP 401", "`authorization`", "unknown or revoked token"],
+    );
+}
