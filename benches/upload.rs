@@ -7,9 +7,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // benches fail loudly
 
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
-use std::net::TcpStream;
-use std::process::{Command, Stdio};
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use std::process::Command;
 use std::time::{Duration, SystemTime};
 
 use benchgate_collector::wire::RunDocument;
@@ -76,31 +77,7 @@ fn upload(c: &mut Criterion) {
         .output()
         .unwrap();
     let token = String::from_utf8(token.stdout).unwrap().trim().to_owned();
-    let mut server = Command::new(benchgate)
-        .args([
-            "serve",
-            "--db",
-            db.to_str().unwrap(),
-            "--bind",
-            "127.0.0.1:0",
-        ])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(server.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let address = line
-        .split("http://")
-        .nth(1)
-        .unwrap()
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .to_owned();
-    // Drain the request log so the server never blocks on it.
-    std::thread::spawn(move || for _ in stderr.lines() {});
-
+    let server = common::server::Server::start(&db, &[], None);
     let rustc =
         RustcInfo::parse("rustc 1.95.0 (59807616e 2026-04-14)\nhost: x86_64-unknown-linux-gnu\n")
             .unwrap();
@@ -113,17 +90,13 @@ fn upload(c: &mut Criterion) {
     let mut send = || {
         commit += 1;
         let body = serde_json::to_vec(&RunDocument::from_run(&run(commit, &profile))).unwrap();
-        let mut stream = TcpStream::connect(&address).unwrap();
-        write!(
-            stream,
-            "POST /api/v1/runs HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-            body.len()
-        )
-        .unwrap();
-        stream.write_all(&body).unwrap();
-        let mut response = String::new();
-        stream.read_to_string(&mut response).unwrap();
-        assert!(response.starts_with("HTTP/1.1 201"), "{response}");
+        let bearer = format!("Bearer {token}");
+        let headers = [
+            ("authorization", bearer.as_str()),
+            ("content-type", "application/json"),
+        ];
+        let (status, answer) = server.request("POST", "/api/v1/runs", &headers, &body);
+        assert_eq!(status, 201, "{answer}");
     };
 
     let mut group = c.benchmark_group("http_ingest_100_benchmarks_x_100_samples");
@@ -132,8 +105,6 @@ fn upload(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(10));
     group.bench_function("post_api_v1_runs", |b| b.iter(&mut send));
     group.finish();
-    server.kill().unwrap();
-    server.wait().unwrap();
 }
 
 criterion_group!(benches, upload);

@@ -6,12 +6,15 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use anyhow::Context as _;
-use benchgate_collector::{CommitSha, RunId, RunKind, RunSummary, Store, StoredStatistic};
+use benchgate_collector::{
+    CommitSha, Measurement, RepositoryName, RunId, RunKind, RunSummary, Store, StoredStatistic,
+};
 use benchgate_gate::decision::{Input, Mode, Statistic, evaluate, round_statistic};
 use benchgate_gate::report::Context;
 
 use crate::compare::{Outputs, load_policy, report};
 use crate::environment;
+use crate::remote::Collector;
 
 /// How far back the baseline may be: the base commit and this many ancestors.
 pub const ANCESTOR_LIMIT: usize = 20;
@@ -35,16 +38,65 @@ pub fn choose_baseline<'a>(
     })
 }
 
+/// Where the runs come from: the local store, or the collector service.
+#[derive(Clone)]
+enum Source {
+    Local(Store),
+    Remote(Collector),
+}
+
+impl Source {
+    async fn run_summary(&self, id: RunId) -> anyhow::Result<RunSummary> {
+        match self {
+            Source::Local(store) => Ok(store.run_summary(id).await?),
+            Source::Remote(collector) => collector.run_summary(id).await,
+        }
+    }
+
+    async fn runs_on_fingerprint(&self, run: &RunSummary) -> anyhow::Result<Vec<RunSummary>> {
+        match self {
+            Source::Local(store) => Ok(store
+                .runs_on_fingerprint(&run.meta.repository, &run.fingerprint)
+                .await?),
+            Source::Remote(collector) => collector.runs_on_fingerprint(&run.fingerprint).await,
+        }
+    }
+
+    async fn measurements(&self, id: RunId) -> anyhow::Result<Vec<Measurement>> {
+        match self {
+            Source::Local(store) => Ok(store.get_run(id).await?.measurements),
+            Source::Remote(collector) => collector.measurements(id).await,
+        }
+    }
+
+    async fn statistic_series(
+        &self,
+        runs: &[RunId],
+        statistic: StoredStatistic,
+    ) -> anyhow::Result<HashMap<String, Vec<f64>>> {
+        match self {
+            Source::Local(store) => Ok(store.statistic_series(runs, statistic).await?),
+            Source::Remote(collector) => collector.statistic_series(runs, statistic).await,
+        }
+    }
+}
+
 /// `benchgate gate`: returns the exit code (0 pass, inconclusive or no baseline; 1 regression).
+/// With `collector` (the service's URL and the repository), every run comes from the service.
 pub async fn gate(
     head: &str,
     db: &Path,
+    collector: Option<(&str, RepositoryName)>,
     base_commit: Option<&str>,
     config: Option<&Path>,
     outputs: &Outputs,
 ) -> anyhow::Result<u8> {
     let policy = load_policy(config)?;
     let head_id = RunId::parse(head).context("--head")?;
+    if let Some((url, repository)) = collector {
+        let source = Source::Remote(Collector::new(url, repository)?);
+        return decide(&source, head_id, base_commit, &policy, outputs).await;
+    }
     if !db.is_file() {
         anyhow::bail!(
             "{}: no such store; run `benchgate ingest` first or pass --db",
@@ -52,7 +104,14 @@ pub async fn gate(
         );
     }
     let store = Store::open(db).await?;
-    let outcome = decide(&store, head_id, base_commit, &policy, outputs).await;
+    let outcome = decide(
+        &Source::Local(store.clone()),
+        head_id,
+        base_commit,
+        &policy,
+        outputs,
+    )
+    .await;
     store.close().await;
     outcome
 }
@@ -60,7 +119,7 @@ pub async fn gate(
 /// ln(statistic) per benchmark over `runs`, in order: the median and the minimum come straight
 /// from the store's columns; other quantiles are computed from each run's samples.
 async fn history_of(
-    store: &Store,
+    store: &Source,
     runs: &[RunId],
     statistic: Statistic,
 ) -> anyhow::Result<HashMap<String, Vec<f64>>> {
@@ -74,7 +133,7 @@ async fn history_of(
         None => {
             let mut values: HashMap<String, Vec<f64>> = HashMap::new();
             for run in runs {
-                for m in store.get_run(*run).await?.measurements {
+                for m in store.measurements(*run).await? {
                     values
                         .entry(m.id.as_str().to_owned())
                         .or_default()
@@ -100,7 +159,7 @@ async fn history_of(
 }
 
 async fn decide(
-    store: &Store,
+    store: &Source,
     head_id: RunId,
     base_commit: Option<&str>,
     policy: &benchgate_gate::Policy,
@@ -111,7 +170,7 @@ async fn decide(
     // run each side is tens of milliseconds of SQLite and decoding, and they share nothing.
     let head_measurements = tokio::spawn({
         let store = store.clone();
-        async move { store.get_run(head_id).await }
+        async move { store.measurements(head_id).await }
     });
     let start = match base_commit {
         Some(sha) => CommitSha::parse(sha).context("--base-commit")?,
@@ -126,9 +185,7 @@ async fn decide(
     if base_commit.is_none() {
         ancestry.retain(|c| c != &summary.meta.commit);
     }
-    let candidates = store
-        .runs_on_fingerprint(&summary.meta.repository, &summary.fingerprint)
-        .await?;
+    let candidates = store.runs_on_fingerprint(&summary).await?;
     let baseline = choose_baseline(&candidates, &ancestry, head_id);
 
     let mut context = Context {
@@ -179,7 +236,7 @@ async fn decide(
     let base_measurements = tokio::spawn({
         let store = store.clone();
         let id = baseline.id;
-        async move { store.get_run(id).await }
+        async move { store.measurements(id).await }
     });
     let history = history_of(store, &history_runs, policy.statistic).await?;
 
@@ -188,8 +245,8 @@ async fn decide(
     let decision = evaluate(
         &Input {
             mode: Mode::StoredBaseline,
-            base_rounds: &[base.measurements],
-            head_rounds: &[head.measurements],
+            base_rounds: &[base],
+            head_rounds: &[head],
             history: &history,
         },
         policy,

@@ -9,9 +9,11 @@ mod gate_command;
 mod github;
 mod override_command;
 mod publish;
+mod remote;
 mod render;
 mod serve;
 mod upload;
+mod web;
 
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
@@ -95,6 +97,13 @@ enum Command {
         /// The pull request's base commit [default: the head commit's ancestors].
         #[arg(long, value_name = "SHA")]
         base_commit: Option<String>,
+        /// Take every run (the head, the baseline, its history) from this `benchgate serve`
+        /// instead of the local store; --head is then the service's run id.
+        #[arg(long, value_name = "URL")]
+        collector: Option<String>,
+        /// The repository on the collector, OWNER/NAME [default: as for ingest].
+        #[arg(long, requires = "collector")]
+        repo: Option<String>,
         #[command(flatten)]
         report: ReportArgs,
     },
@@ -443,8 +452,20 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
             head,
             db,
             base_commit,
+            collector,
+            repo,
             report,
         } => {
+            let collector = match collector {
+                Some(url) => {
+                    let repository = match &repo {
+                        Some(name) => RepositoryName::parse(name).context("--repo")?,
+                        None => environment::repository()?,
+                    };
+                    Some((url, repository))
+                }
+                None => None,
+            };
             decide_and_publish(
                 &report,
                 None,
@@ -453,6 +474,9 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
                 gate_command::gate(
                     &head,
                     &db,
+                    collector
+                        .as_ref()
+                        .map(|(url, repo)| (url.as_str(), repo.clone())),
                     base_commit.as_deref(),
                     report.config.as_deref(),
                     &report.outputs(),

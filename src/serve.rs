@@ -80,6 +80,7 @@ fn router(state: AppState) -> Router {
         .route("/api/v1/repos/{owner}/{repo}/runs/{id}", get(get_run))
         .route("/api/v1/repos/{owner}/{repo}/compare", get(compare))
         .route("/api/v1/repos/{owner}/{repo}/series", get(series))
+        .route("/api/v1/repos/{owner}/{repo}/history", get(history))
         .route(
             "/github/webhook",
             post(webhook).layer(DefaultBodyLimit::max(WEBHOOK_LIMIT)),
@@ -479,6 +480,63 @@ async fn series(
             })).collect::<Vec<_>>(),
         }))
         .into_response(),
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string(), None),
+    }
+}
+
+#[derive(Deserialize)]
+struct HistoryQuery {
+    runs: Option<String>,
+    statistic: Option<String>,
+}
+
+/// `GET .../history?runs=1,2,3&statistic=min|median`: each benchmark's statistic over those
+/// runs, in their order (what `gate --collector` calibrates its noise with).
+async fn history(
+    State(state): State<AppState>,
+    UrlPath((owner, repo)): UrlPath<(String, String)>,
+    Query(query): Query<HistoryQuery>,
+) -> Response {
+    let repository = match repository_of(&owner, &repo) {
+        Ok(r) => r,
+        Err(response) => return response,
+    };
+    let statistic = match query.statistic.as_deref() {
+        Some("median") => benchgate_collector::StoredStatistic::Median,
+        Some("min") => benchgate_collector::StoredStatistic::Min,
+        _ => {
+            return error(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "`statistic` must be median or min",
+                Some(("query", "statistic")),
+            );
+        }
+    };
+    let mut runs = Vec::new();
+    for text in query
+        .runs
+        .as_deref()
+        .unwrap_or("")
+        .split(',')
+        .filter(|t| !t.is_empty())
+    {
+        let found = match RunId::parse(text) {
+            Ok(id) => state.store.run_summary(id).await.ok(),
+            Err(_) => None,
+        };
+        match found {
+            Some(run) if run.meta.repository == repository => runs.push(run.id),
+            _ => {
+                return error(
+                    StatusCode::NOT_FOUND,
+                    format!("{repository} has no run {text}"),
+                    Some(("query", "runs")),
+                );
+            }
+        }
+    }
+    match state.store.statistic_series(&runs, statistic).await {
+        Ok(series) => axum::Json(json!({ "series": series })).into_response(),
         Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string(), None),
     }
 }

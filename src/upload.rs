@@ -7,19 +7,10 @@ use std::time::Duration;
 use anyhow::{Context as _, bail};
 use benchgate_collector::NewRun;
 use benchgate_collector::wire::RunDocument;
-use http_body_util::{BodyExt as _, Full};
+use http_body_util::Full;
 use hyper::body::Bytes;
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
-use serde_json::Value;
 
-/// Pauses between attempts: a lost connection, a 5xx or a 429 is tried again after each.
-const BACKOFF: [Duration; 4] = [
-    Duration::from_millis(500),
-    Duration::from_secs(1),
-    Duration::from_secs(2),
-    Duration::from_secs(4),
-];
+use crate::web::{self, HttpClient};
 
 /// What the service said.
 #[derive(Debug)]
@@ -41,13 +32,7 @@ pub async fn upload(url: &str, token: &str, run: &NewRun) -> anyhow::Result<Uplo
     gzip.write_all(&json)?;
     let body = Bytes::from(gzip.finish()?);
 
-    let connector = hyper_rustls::HttpsConnectorBuilder::new()
-        .with_native_roots()
-        .context("cannot load the system's TLS roots")?
-        .https_or_http()
-        .enable_http1()
-        .build();
-    let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new()).build(connector);
+    let client: HttpClient<Full<Bytes>> = web::client()?;
     let mut attempt = 0;
     loop {
         let request = hyper::Request::post(uri.clone())
@@ -60,10 +45,10 @@ pub async fn upload(url: &str, token: &str, run: &NewRun) -> anyhow::Result<Uplo
             )
             .body(Full::new(body.clone()))?;
         let retry = |why: String| -> anyhow::Result<Duration> {
-            match BACKOFF.get(attempt) {
+            match web::backoff(attempt) {
                 Some(pause) => {
                     eprintln!("benchgate: upload to {endpoint}: {why}; retrying in {pause:?}");
-                    Ok(*pause)
+                    Ok(pause)
                 }
                 None => bail!(
                     "upload to {endpoint}: {why}; gave up after {} attempts",
@@ -80,12 +65,7 @@ pub async fn upload(url: &str, token: &str, run: &NewRun) -> anyhow::Result<Uplo
                 continue;
             }
         };
-        let status = response.status();
-        let bytes = response.into_body().collect().await.map(|b| b.to_bytes());
-        let value: Value = bytes
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or(Value::Null);
+        let (status, value) = web::json_of(response).await;
         if status.is_success() {
             return Ok(Uploaded {
                 id: value["id"]
@@ -94,21 +74,16 @@ pub async fn upload(url: &str, token: &str, run: &NewRun) -> anyhow::Result<Uplo
                 status: value["status"].as_str().unwrap_or("").to_owned(),
             });
         }
-        if status.is_server_error() || status == hyper::StatusCode::TOO_MANY_REQUESTS {
+        if web::is_transient(status) {
             let pause = retry(format!("HTTP {}", status.as_u16()))?;
             attempt += 1;
             tokio::time::sleep(pause).await;
             continue;
         }
-        let error = &value["error"];
-        let at = ["field", "header"]
-            .iter()
-            .find_map(|k| error[*k].as_str().map(|v| format!(" (`{v}`)")))
-            .unwrap_or_default();
         bail!(
-            "upload to {endpoint}: HTTP {}{at}: {}",
+            "upload to {endpoint}: HTTP {}: {}",
             status.as_u16(),
-            error["message"].as_str().unwrap_or("no message")
+            web::service_error(&value)
         );
     }
 }

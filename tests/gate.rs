@@ -170,3 +170,70 @@ fn a_bad_head_is_an_error() {
         &["--base-commit", "\"xyz\""],
     );
 }
+
+#[test]
+fn with_a_collector_the_runs_come_from_the_service_and_decide_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let commits = repository(dir.path(), 14);
+    let wobble = [
+        1.0, 1.01, 0.99, 1.005, 0.995, 1.0, 1.01, 0.992, 1.003, 0.998, 1.007, 1.0,
+    ];
+    let trees: Vec<_> = wobble.iter().map(|w| scaled_copy(TREE, *w)).collect();
+    let slower = copy_with_one_slower(TREE, ONE_DIR, 1.12);
+    let service_db = dir.path().join("service.db");
+    let output = benchgate(
+        dir.path(),
+        &[
+            "token",
+            "create",
+            "--repo",
+            "acme/rocket",
+            "--db",
+            service_db.to_str().unwrap(),
+        ],
+    );
+    let token = stdout(&output).trim().to_owned();
+    let server = common::server::Server::start(&service_db, &[], None);
+    let collector = format!("http://{}", server.address);
+    // Every run is stored locally and uploaded, in the same order: the ids agree.
+    let mut runs: Vec<(&Path, &String, &str)> = trees
+        .iter()
+        .zip(&commits[..12])
+        .map(|(tree, commit)| (tree.path(), commit, "push"))
+        .collect();
+    runs.push((slower.path(), &commits[13], "pr"));
+    let mut head = String::new();
+    for (tree, commit, kind) in runs {
+        head = ingest(dir.path(), tree, commit, kind);
+        let output = benchgate(
+            dir.path(),
+            &[
+                "upload",
+                &head,
+                "--collector",
+                &collector,
+                "--token",
+                &token,
+            ],
+        );
+        assert_eq!(stdout(&output).trim(), head, "{}", stderr(&output));
+    }
+    let args = [
+        "--head",
+        head.as_str(),
+        "--base-commit",
+        commits[11].as_str(),
+    ];
+    let (local_code, local) = gate_json(dir.path(), &args);
+    // Without the local store at all.
+    std::fs::remove_dir_all(dir.path().join(".benchgate")).unwrap();
+    let remote_args = [
+        &args[..],
+        &["--collector", &collector, "--repo", "acme/rocket"],
+    ]
+    .concat();
+    let (code, remote) = gate_json(dir.path(), &remote_args);
+    assert_eq!(benchmark(&remote, ONE)["noise_source"], "history");
+    assert_eq!(benchmark(&remote, ONE)["verdict"], "regressed");
+    assert_eq!((code, &remote), (local_code, &local));
+}

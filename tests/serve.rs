@@ -5,139 +5,19 @@
 
 mod common;
 
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
 use common::fake_github::{self, FakeGitHub};
+use common::server::{SECRET, Server};
 use common::*;
 use serde_json::{Value, json};
 
 const TREE: &str = "laysakura__louds-rs/criterion";
 const REPO: &str = "laysakura/louds-rs";
-const SECRET: &str = "It's a Secret to Everybody";
-
-struct Server {
-    child: Child,
-    address: String,
-    log: Arc<std::sync::Mutex<String>>,
-}
-
-impl Server {
-    fn start(db: &Path, extra: &[&str], github: Option<&FakeGitHub>) -> Self {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_benchgate"));
-        command
-            .args([
-                "serve",
-                "--db",
-                db.to_str().unwrap(),
-                "--bind",
-                "127.0.0.1:0",
-            ])
-            .args(extra)
-            .env("BENCHGATE_WEBHOOK_SECRET", SECRET)
-            .env_remove("GITHUB_TOKEN")
-            .stderr(Stdio::piped());
-        if let Some(github) = github {
-            command
-                .env("GITHUB_TOKEN", fake_github::TOKEN)
-                .args(["--github-api-url", &github.api_url]);
-        }
-        let mut child = command.spawn().unwrap();
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        stderr.read_line(&mut line).unwrap();
-        let address = line
-            .split("http://")
-            .nth(1)
-            .and_then(|rest| rest.split_whitespace().next())
-            .unwrap_or_else(|| panic!("no address in {line:?}"))
-            .to_owned();
-        let log = Arc::new(std::sync::Mutex::new(line));
-        let sink = log.clone();
-        std::thread::spawn(move || {
-            for line in stderr.lines().map_while(Result::ok) {
-                sink.lock().unwrap().push_str(&(line + "\n"));
-            }
-        });
-        Self {
-            child,
-            address,
-            log,
-        }
-    }
-
-    fn kill(&mut self) {
-        self.child.kill().unwrap(); // SIGKILL
-        self.child.wait().unwrap();
-    }
-
-    fn terminate(&mut self) -> std::process::ExitStatus {
-        Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .unwrap();
-        self.child.wait().unwrap()
-    }
-
-    /// One request; returns (status, JSON body).
-    fn request(
-        &self,
-        method: &str,
-        path: &str,
-        headers: &[(&str, &str)],
-        body: &[u8],
-    ) -> (u16, Value) {
-        let mut stream = TcpStream::connect(&self.address).unwrap();
-        stream
-            .set_read_timeout(Some(Duration::from_secs(60)))
-            .unwrap();
-        let mut head = format!(
-            "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: {}\r\n",
-            self.address,
-            body.len()
-        );
-        for (name, value) in headers {
-            head.push_str(&format!("{name}: {value}\r\n"));
-        }
-        head.push_str("\r\n");
-        stream.write_all(head.as_bytes()).unwrap();
-        stream.write_all(body).unwrap();
-        let mut response = Vec::new();
-        stream.read_to_end(&mut response).unwrap();
-        let text = String::from_utf8_lossy(&response);
-        let status: u16 = text[9..12].parse().unwrap();
-        let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
-        (status, serde_json::from_str(body).unwrap_or(Value::Null))
-    }
-
-    fn get(&self, path: &str) -> (u16, Value) {
-        self.request("GET", path, &[], b"")
-    }
-
-    fn upload(&self, token: &str, document: &Value) -> (u16, Value) {
-        let bearer = format!("Bearer {token}");
-        self.request(
-            "POST",
-            "/api/v1/runs",
-            &[
-                ("authorization", &bearer),
-                ("content-type", "application/json"),
-            ],
-            document.to_string().as_bytes(),
-        )
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn token(dir: &Path, db: &Path, repo: &str) -> String {
     let output = benchgate(
@@ -651,4 +531,59 @@ fn compare_and_series_answer_from_the_store_and_upload_is_safe_to_repeat() {
         &output,
         &["HTTP 401", "`authorization`", "unknown or revoked token"],
     );
+}
+
+#[test]
+fn a_delivery_accepted_before_a_restart_is_worked_on_after_it() {
+    let github = FakeGitHub::start("");
+    github.data().permissions.insert("maint".into(), "write");
+    github.data().pulls.insert(7, "2".repeat(40));
+    let (_dir, db) = setup();
+    // As a server killed between its 202 and the work would leave it: stored, pending.
+    let event = fake_github::issue_comment_event(
+        "created",
+        888,
+        "maint",
+        "User",
+        "/benchgate override flaky runner",
+        true,
+    );
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let store = benchgate_collector::Store::open(&db).await.unwrap();
+        assert!(
+            store
+                .record_delivery("d-1", "issue_comment", event.to_string().as_bytes())
+                .await
+                .unwrap()
+        );
+        store.close().await;
+    });
+    let server = Server::start(&db, &[], Some(&github));
+    for _ in 0..100 {
+        if server
+            .log
+            .lock()
+            .unwrap()
+            .contains("delivery d-1 (issue_comment): overridden")
+        {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        server
+            .log
+            .lock()
+            .unwrap()
+            .contains("delivery d-1 (issue_comment): overridden at 2222")
+    );
+    assert_eq!(github.data().check_runs[0]["conclusion"], "success");
+    drop(server);
+    let state = tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let store = benchgate_collector::Store::open(&db).await.unwrap();
+        let state = store.delivery("d-1").await.unwrap();
+        store.close().await;
+        state
+    });
+    assert_eq!(state.unwrap().0, "done");
 }

@@ -4,6 +4,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)] // each test file uses a subset
 
 pub mod fake_github;
+pub mod server;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
