@@ -7,6 +7,7 @@ mod compare;
 mod environment;
 mod gate_command;
 mod github;
+mod import;
 mod override_command;
 mod publish;
 mod remote;
@@ -210,6 +211,25 @@ enum Command {
         token: Option<String>,
         #[command(flatten)]
         run: IngestArgs,
+    },
+    /// Import a github-action-benchmark history (`data.js` or `data.json`) as stored runs,
+    /// one per entry, so a project's past shows in the dashboards.
+    ImportHistory {
+        /// The `data.js` (from the `gh-pages` branch, e.g. `dev/bench/data.js`) or `data.json`.
+        path: PathBuf,
+        /// The repository, OWNER/NAME.
+        #[arg(long)]
+        repo: String,
+        /// The branch the history was measured on.
+        #[arg(long, default_value = "main")]
+        branch: String,
+        /// The machine's profile from `benchgate fingerprint --format json` [default: an
+        /// `imported` profile of its own, so imported runs are never compared with new ones].
+        #[arg(long, value_name = "FILE")]
+        fingerprint: Option<PathBuf>,
+        /// The SQLite store.
+        #[arg(long, default_value = DEFAULT_DB)]
+        db: PathBuf,
     },
     /// Print this machine's hardware profile and its fingerprint.
     Fingerprint {
@@ -551,6 +571,46 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
             serve::serve(db, bind, config).await.map(|()| 0)
         }
         Command::Token(command) => token(command).await.map(|()| 0),
+        Command::ImportHistory {
+            path,
+            repo,
+            branch,
+            fingerprint,
+            db,
+        } => {
+            let repository = RepositoryName::parse(&repo).context("--repo")?;
+            let profile = match &fingerprint {
+                Some(file) => read_profile_file(file)?,
+                None => import::imported_profile(),
+            };
+            let runs = import::runs(&path, &repository, &branch, &profile)?;
+            let store = Store::open(&db).await?;
+            let mut created = 0;
+            let mut outcome = Ok(());
+            for run in &runs {
+                match store.ingest(run, false).await {
+                    Ok(IngestOutcome::Created(_)) => created += 1,
+                    Ok(_) => {}
+                    Err(e) => {
+                        outcome = Err(anyhow::Error::from(e).context(format!(
+                            "{}: the entry of commit {}",
+                            path.display(),
+                            run.meta.commit
+                        )));
+                        break;
+                    }
+                }
+            }
+            store.close().await;
+            outcome?;
+            eprintln!(
+                "benchgate: imported {} runs of {repository} from {} ({created} new), fingerprint {}",
+                runs.len(),
+                path.display(),
+                profile.fingerprint().short()
+            );
+            Ok(0)
+        }
         Command::Upload {
             collector,
             token,

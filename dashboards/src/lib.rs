@@ -1,3 +1,5 @@
-//! benchgate's dashboards: trend series, change-point detection, SVG charts and HTML pages.
-//!
-//! Empty for now: filled by the dashboards issue.
+//! benchgate's dashboards: imported histories, change-point detection, SVG charts and HTML
+//! pages. Pure: no I/O beyond what the caller hands in.
+
+pub mod changepoint;
+pub mod history;

@@ -1,0 +1,143 @@
+//! github-action-benchmark histories (`data.js` or `data.json` from a `gh-pages` branch), so
+//! projects can bring their past along. Only Criterion-like time units are accepted.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// One benchmark run of the history: a commit and its values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// The full commit SHA.
+    pub commit: String,
+    /// When it ran, milliseconds since the epoch.
+    pub date_ms: u64,
+    /// The suite name (github-action-benchmark's `name` input, `Benchmark` by default).
+    pub suite: String,
+    /// Every benchmark of the run.
+    pub benches: Vec<Bench>,
+}
+
+/// One benchmark's value in one entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bench {
+    /// The benchmark's name.
+    pub name: String,
+    /// ns per iteration.
+    pub ns: f64,
+    /// The `± N` spread, in ns, when given.
+    pub spread_ns: Option<f64>,
+}
+
+/// A history that cannot be read, naming the file and the field.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: `{field}`: {message}", path.display())]
+pub struct HistoryError {
+    /// The file.
+    pub path: PathBuf,
+    /// The field at fault.
+    pub field: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+#[derive(Deserialize)]
+struct File {
+    entries: std::collections::BTreeMap<String, Vec<RawEntry>>,
+}
+
+#[derive(Deserialize)]
+struct RawEntry {
+    commit: RawCommit,
+    date: u64,
+    benches: Vec<RawBench>,
+}
+
+#[derive(Deserialize)]
+struct RawCommit {
+    id: String,
+}
+
+#[derive(Deserialize)]
+struct RawBench {
+    name: String,
+    value: f64,
+    #[serde(default)]
+    range: Option<String>,
+    unit: String,
+}
+
+/// ns per unit of time for the units github-action-benchmark's time tools write.
+fn ns_per(unit: &str) -> Option<f64> {
+    let unit = unit.strip_suffix("/iter").unwrap_or(unit);
+    match unit {
+        "ns" => Some(1.0),
+        "us" | "µs" | "μs" => Some(1e3),
+        "ms" => Some(1e6),
+        "s" | "sec" => Some(1e9),
+        _ => None,
+    }
+}
+
+/// Reads a `data.js` (`window.BENCHMARK_DATA = {...}`) or `data.json` history, oldest first.
+pub fn read(path: &Path, text: &str) -> Result<Vec<Entry>, HistoryError> {
+    let error = |field: String, message: String| HistoryError {
+        path: path.to_owned(),
+        field,
+        message,
+    };
+    let start = text.find('{').ok_or_else(|| {
+        error(
+            ".".into(),
+            "no JSON object (expected `window.BENCHMARK_DATA = {...}`)".into(),
+        )
+    })?;
+    let json = text[start..].trim_end().trim_end_matches(';');
+    let deserializer = &mut serde_json::Deserializer::from_str(json);
+    let file: File = serde_path_to_error::deserialize(deserializer)
+        .map_err(|e| error(e.path().to_string(), e.inner().to_string()))?;
+    let mut entries = Vec::new();
+    for (suite, raw) in file.entries {
+        for (i, entry) in raw.into_iter().enumerate() {
+            let at = |field: &str| format!("entries.{suite}[{i}].{field}");
+            let commit = entry.commit.id.to_ascii_lowercase();
+            if commit.len() != 40 || !commit.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(error(
+                    at("commit.id"),
+                    format!("{commit:?} is not a full commit SHA"),
+                ));
+            }
+            let mut benches = Vec::with_capacity(entry.benches.len());
+            for (j, bench) in entry.benches.into_iter().enumerate() {
+                let at = |field: &str| at(&format!("benches[{j}].{field}"));
+                let scale = ns_per(&bench.unit).ok_or_else(|| {
+                    error(
+                        at("unit"),
+                        format!("{:?} is not a time unit (ns/iter, us, ms, s)", bench.unit),
+                    )
+                })?;
+                if !(bench.value.is_finite() && bench.value >= 0.0) {
+                    return Err(error(at("value"), format!("{} is not a time", bench.value)));
+                }
+                let spread_ns = bench
+                    .range
+                    .as_deref()
+                    .and_then(|r| r.trim().trim_start_matches('±').trim().parse::<f64>().ok())
+                    .map(|r| r * scale);
+                benches.push(Bench {
+                    name: bench.name,
+                    ns: bench.value * scale,
+                    spread_ns,
+                });
+            }
+            entries.push(Entry {
+                commit,
+                date_ms: entry.date,
+                suite: suite.clone(),
+                benches,
+            });
+        }
+    }
+    entries.sort_by_key(|e| e.date_ms);
+    Ok(entries)
+}

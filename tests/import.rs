@@ -1,0 +1,101 @@
+//! `benchgate import-history` on a real github-action-benchmark history (rune's `data.js`).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+const DATA: &str = "rune-rs__rune/dev/bench/data.js";
+
+#[test]
+fn a_github_action_benchmark_history_becomes_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = corpus(DATA);
+    let args = [
+        "import-history",
+        data.to_str().unwrap(),
+        "--repo",
+        "rune-rs/rune",
+    ];
+    let output = benchgate(dir.path(), &args);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("imported 411 runs of rune-rs/rune"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(stderr(&output).contains("(411 new)"));
+    // Again: nothing new.
+    assert!(stderr(&benchgate(dir.path(), &args)).contains("(0 new)"));
+
+    let runs: Value =
+        serde_json::from_slice(&benchgate(dir.path(), &["runs", "--format", "json"]).stdout)
+            .unwrap();
+    let runs = runs.as_array().unwrap();
+    assert_eq!(runs.len(), 411);
+    // The one commit measured twice is stored as attempts 1 and 2.
+    let twice: Vec<&Value> = runs
+        .iter()
+        .filter(|r| r["commit"] == "4fc03953d5891b7df03ccfcd96c592224e662592")
+        .collect();
+    assert_eq!(
+        twice
+            .iter()
+            .map(|r| r["attempt"].as_u64().unwrap())
+            .collect::<Vec<_>>(),
+        vec![1, 2]
+    );
+    let last = runs.last().unwrap();
+    assert_eq!(last["commit"], "54fe7cb8eaa3603932a09f678af9d07f39a8d796");
+    assert_eq!(last["recorded_at"], "2026-07-30T02:16:16Z");
+    assert_eq!(last["branch"], "main");
+    let shown: Value = serde_json::from_slice(
+        &benchgate(dir.path(), &["show", "latest", "--format", "json"]).stdout,
+    )
+    .unwrap();
+    let measurements = shown["measurements"].as_array().unwrap();
+    assert_eq!(measurements.len(), 15);
+    let rhai = measurements
+        .iter()
+        .find(|m| m["id"] == "primes/rhai")
+        .unwrap();
+    assert_eq!(rhai["median"]["point"], 12310175.0);
+    assert_eq!(rhai["median"]["lower"], 12310175.0 - 123815.0);
+    assert_eq!(rhai["median"]["upper"], 12310175.0 + 123815.0);
+}
+
+#[test]
+fn a_bad_history_is_refused_naming_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("data.json");
+    let entry = |unit: &str| {
+        format!(
+            r#"{{"entries": {{"Benchmark": [{{"commit": {{"id": "{}"}}, "date": 1, "benches": [{{"name": "a", "value": 3, "unit": "{unit}"}}]}}]}}}}"#,
+            "a".repeat(40)
+        )
+    };
+    std::fs::write(&bad, entry("ops/sec")).unwrap();
+    let args = ["import-history", "data.json", "--repo", "acme/rocket"];
+    assert_refused(
+        &benchgate(dir.path(), &args),
+        &[
+            "data.json",
+            "`entries.Benchmark[0].benches[0].unit`",
+            "\"ops/sec\" is not a time unit",
+        ],
+    );
+    assert!(!dir.path().join(".benchgate").exists(), "nothing stored");
+    std::fs::write(&bad, entry("ms")).unwrap();
+    let output = benchgate(dir.path(), &args);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let shown: Value = serde_json::from_slice(
+        &benchgate(dir.path(), &["show", "latest", "--format", "json"]).stdout,
+    )
+    .unwrap();
+    assert_eq!(
+        shown["measurements"][0]["median"]["point"], 3e6,
+        "ms are read as ns"
+    );
+}
