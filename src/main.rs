@@ -4,6 +4,7 @@
 mod ab;
 mod artifact;
 mod compare;
+mod dashboard;
 mod environment;
 mod gate_command;
 mod github;
@@ -230,6 +231,16 @@ enum Command {
         /// The SQLite store.
         #[arg(long, default_value = DEFAULT_DB)]
         db: PathBuf,
+    },
+    /// Write the trend dashboard as a static site (for GitHub Pages): an index per repository
+    /// and machine, a page per benchmark with its chart and change points.
+    Dashboard {
+        /// The SQLite store.
+        #[arg(long, default_value = DEFAULT_DB)]
+        db: PathBuf,
+        /// The directory to write the site into.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
     },
     /// Print this machine's hardware profile and its fingerprint.
     Fingerprint {
@@ -571,6 +582,15 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
             serve::serve(db, bind, config).await.map(|()| 0)
         }
         Command::Token(command) => token(command).await.map(|()| 0),
+        Command::Dashboard { db, out } => {
+            let pages = dashboard::write(&db, &out).await?;
+            eprintln!(
+                "benchgate: wrote {pages} pages to {}; open {}",
+                out.display(),
+                out.join("index.html").display()
+            );
+            Ok(0)
+        }
         Command::ImportHistory {
             path,
             repo,

@@ -85,9 +85,42 @@ fn router(state: AppState) -> Router {
             "/github/webhook",
             post(webhook).layer(DefaultBodyLimit::max(WEBHOOK_LIMIT)),
         )
-        .fallback(|| async { error(StatusCode::NOT_FOUND, "no such endpoint", None) })
+        .fallback(pages)
         .layer(middleware::from_fn(trace))
         .with_state(state)
+}
+
+/// The dashboard, live: the same pages `benchgate dashboard` writes, rendered from the store
+/// on each request. Anything else is a 404 in the error shape.
+async fn pages(
+    State(state): State<AppState>,
+    method: axum::http::Method,
+    uri: axum::http::Uri,
+) -> Response {
+    let not_found = || error(StatusCode::NOT_FOUND, "no such endpoint", None);
+    if method != axum::http::Method::GET || uri.path().starts_with("/api/") {
+        return not_found();
+    }
+    let path = match uri.path().trim_start_matches('/') {
+        "" => "index.html".to_owned(),
+        p if p.ends_with('/') => format!("{p}index.html"),
+        p => p.to_owned(),
+    };
+    let repositories = match crate::dashboard::load(&state.store).await {
+        Ok(r) => r,
+        Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, format!("{e:#}"), None),
+    };
+    match benchgate_dashboards::site::build(&repositories)
+        .into_iter()
+        .find(|(p, _)| *p == path)
+    {
+        Some((_, html)) => (
+            [(axum::http::header::CONTENT_TYPE, "text/html; charset=utf-8")],
+            html,
+        )
+            .into_response(),
+        None => not_found(),
+    }
 }
 
 /// One line per request on stderr: method, path, status, time.

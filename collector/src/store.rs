@@ -107,6 +107,27 @@ pub struct RunSummary {
     pub n_benchmarks: usize,
 }
 
+/// One measurement of a trend (see [`Store::trend_rows`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrendRow {
+    /// `owner/name`.
+    pub repository: String,
+    /// The fingerprint hash.
+    pub fingerprint: String,
+    /// The benchmark id.
+    pub benchmark: String,
+    /// The run's commit.
+    pub commit: String,
+    /// When the run was recorded, ms since the epoch.
+    pub recorded_at_ms: u64,
+    /// Median ns per iteration.
+    pub median: f64,
+    /// Its interval's lower bound.
+    pub lower: f64,
+    /// Its interval's upper bound.
+    pub upper: f64,
+}
+
 /// One run's value of one benchmark, for trends.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SeriesPoint {
@@ -760,6 +781,91 @@ impl Store {
                 })
             })
             .collect()
+    }
+
+    /// Every measurement of every run that is not a pull request's, for trends: (repository,
+    /// fingerprint, benchmark, commit, recorded at ms, median, lower, upper), oldest run first.
+    pub async fn trend_rows(&self) -> Result<Vec<TrendRow>> {
+        let rows = sqlx::query(
+            "SELECT repo.name, f.hash, b.name, r.commit_sha, r.recorded_at_ms, \
+             m.median_point, m.median_lower, m.median_upper \
+             FROM measurements m JOIN runs r ON r.id = m.run_id \
+             JOIN repositories repo ON repo.id = r.repository_id \
+             JOIN fingerprints f ON f.id = r.fingerprint_id \
+             JOIN benchmarks b ON b.id = m.benchmark_id \
+             WHERE r.kind <> 'pr' ORDER BY r.recorded_at_ms, r.id",
+        )
+        .fetch_all(&self.pool)
+        .await
+        .map_err(self.db_error())?;
+        let corrupt = |e: sqlx::Error| Error::CorruptRow {
+            table: "measurements",
+            reason: e.to_string(),
+        };
+        rows.iter()
+            .map(|row| {
+                Ok(TrendRow {
+                    repository: row.try_get(0).map_err(corrupt)?,
+                    fingerprint: row.try_get(1).map_err(corrupt)?,
+                    benchmark: row.try_get(2).map_err(corrupt)?,
+                    commit: row.try_get(3).map_err(corrupt)?,
+                    recorded_at_ms: u64::try_from(row.try_get::<i64, _>(4).map_err(corrupt)?)
+                        .unwrap_or(0),
+                    median: row.try_get(5).map_err(corrupt)?,
+                    lower: row.try_get(6).map_err(corrupt)?,
+                    upper: row.try_get(7).map_err(corrupt)?,
+                })
+            })
+            .collect()
+    }
+
+    /// Each fingerprint's hashed components, by hash, as (name, value) for people.
+    pub async fn fingerprint_components(&self) -> Result<HashMap<String, Vec<(String, String)>>> {
+        let rows = sqlx::query(
+            "SELECT hash, cpu_arch, cpu_brand, physical_cores, logical_cores, memory_gib, \
+             os_name, os_major_version, runner_image, rustc_version FROM fingerprints",
+        )
+        .fetch_all(&self.pool)
+        .await
+        .map_err(self.db_error())?;
+        let corrupt = |e: sqlx::Error| Error::CorruptRow {
+            table: "fingerprints",
+            reason: e.to_string(),
+        };
+        rows.iter()
+            .map(|row| {
+                let text = |i: usize| row.try_get::<String, _>(i).map_err(corrupt);
+                let count = |i: usize| row.try_get::<i64, _>(i).map_err(corrupt);
+                let image: Option<String> = row.try_get(8).map_err(corrupt)?;
+                let components = vec![
+                    ("cpu_brand".to_owned(), text(2)?),
+                    ("cpu_arch".to_owned(), text(1)?),
+                    (
+                        "cores".to_owned(),
+                        format!("{} physical, {} logical", count(3)?, count(4)?),
+                    ),
+                    ("memory".to_owned(), format!("{} GiB", count(5)?)),
+                    ("os".to_owned(), format!("{} {}", text(6)?, text(7)?)),
+                    (
+                        "runner_image".to_owned(),
+                        image.unwrap_or_else(|| "—".to_owned()),
+                    ),
+                    ("rustc".to_owned(), text(9)?),
+                ];
+                Ok((text(0)?, components))
+            })
+            .collect()
+    }
+
+    /// The head commits a maintainer overrode the gate at, per repository.
+    pub async fn overridden_commits(&self) -> Result<Vec<(String, String)>> {
+        sqlx::query_as(
+            "SELECT DISTINCT repo.name, o.head_sha FROM overrides o \
+             JOIN repositories repo ON repo.id = o.repository_id",
+        )
+        .fetch_all(&self.pool)
+        .await
+        .map_err(self.db_error())
     }
 
     /// One run's summary, without its measurements.

@@ -2,4 +2,6 @@
 //! pages. Pure: no I/O beyond what the caller hands in.
 
 pub mod changepoint;
+pub mod chart;
 pub mod history;
+pub mod site;

@@ -111,6 +111,22 @@ impl Server {
         (status, serde_json::from_str(body).unwrap_or(Value::Null))
     }
 
+    /// A GET whose body is returned as text.
+    pub fn get_text(&self, path: &str) -> (u16, String) {
+        let mut stream = TcpStream::connect(&self.address).unwrap();
+        let head = format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        stream.write_all(head.as_bytes()).unwrap();
+        let mut response = Vec::new();
+        stream.read_to_end(&mut response).unwrap();
+        let text = String::from_utf8_lossy(&response).into_owned();
+        let status: u16 = text[9..12].parse().unwrap();
+        let body = text
+            .split_once("\r\n\r\n")
+            .map_or("", |(_, b)| b)
+            .to_owned();
+        (status, body)
+    }
+
     pub fn get(&self, path: &str) -> (u16, Value) {
         self.request("GET", path, &[], b"")
     }

@@ -1,0 +1,165 @@
+//! SVG charts: the large trend chart of one benchmark (plotters) and the index's sparklines.
+
+use plotters::prelude::*;
+
+use crate::changepoint::ChangePoint;
+
+/// One point of a trend: a run's value with its interval, in ns per iteration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    /// The run's commit.
+    pub commit: String,
+    /// When it ran, milliseconds since the epoch.
+    pub recorded_at_ms: u64,
+    /// ns per iteration (the median).
+    pub value: f64,
+    /// The interval's lower bound.
+    pub lower: f64,
+    /// The interval's upper bound.
+    pub upper: f64,
+    /// A maintainer overrode the gate at this commit.
+    pub overridden: bool,
+}
+
+/// A time in ns as people read it, three significant digits.
+pub fn format_ns(ns: f64) -> String {
+    let (value, unit) = if ns >= 1e9 {
+        (ns / 1e9, "s")
+    } else if ns >= 1e6 {
+        (ns / 1e6, "ms")
+    } else if ns >= 1e3 {
+        (ns / 1e3, "µs")
+    } else {
+        (ns, "ns")
+    };
+    let digits = if value >= 100.0 {
+        0
+    } else if value >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{value:.digits$} {unit}")
+}
+
+/// The large chart: every point (a circle each), the interval as a band, change points as red
+/// vertical lines, overridden commits as green triangles. `None` for no points.
+pub fn trend_svg(title: &str, points: &[Point], changes: &[ChangePoint]) -> Option<String> {
+    if points.is_empty() {
+        return None;
+    }
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (960, 420)).into_drawing_area();
+        root.fill(&WHITE).ok()?;
+        let low = points
+            .iter()
+            .map(|p| p.lower.min(p.value))
+            .fold(f64::INFINITY, f64::min);
+        let high = points
+            .iter()
+            .map(|p| p.upper.max(p.value))
+            .fold(0.0, f64::max);
+        let pad = ((high - low) * 0.08).max(high * 0.01);
+        let y_range = (low - pad).max(0.0)..(high + pad);
+        let n = points.len();
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(32)
+            .y_label_area_size(72)
+            .build_cartesian_2d(-0.5f64..(n as f64 - 0.5).max(0.5), y_range)
+            .ok()?;
+        chart
+            .configure_mesh()
+            .x_desc("run (oldest first)")
+            .y_desc("time per iteration")
+            .x_labels(10)
+            .x_label_formatter(&|x| format!("{}", x.round() as i64))
+            .y_label_formatter(&|y| format_ns(*y))
+            .light_line_style(RGBColor(235, 235, 235))
+            .draw()
+            .ok()?;
+        // The interval band: upper edge forwards, lower edge back.
+        let band: Vec<(f64, f64)> = points
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (i as f64, p.upper))
+            .chain(
+                points
+                    .iter()
+                    .enumerate()
+                    .rev()
+                    .map(|(i, p)| (i as f64, p.lower)),
+            )
+            .collect();
+        chart
+            .draw_series(std::iter::once(Polygon::new(band, BLUE.mix(0.15).filled())))
+            .ok()?;
+        chart
+            .draw_series(LineSeries::new(
+                points.iter().enumerate().map(|(i, p)| (i as f64, p.value)),
+                BLUE.mix(0.5).stroke_width(1),
+            ))
+            .ok()?;
+        let y_top = high + pad;
+        let y_bottom = (low - pad).max(0.0);
+        for change in changes {
+            let x = change.index as f64 - 0.5;
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![(x, y_bottom), (x, y_top)],
+                    RED.stroke_width(2),
+                )))
+                .ok()?;
+        }
+        chart
+            .draw_series(
+                points
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| Circle::new((i as f64, p.value), 3, BLUE.filled())),
+            )
+            .ok()?;
+        chart
+            .draw_series(
+                points
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, p)| p.overridden)
+                    .map(|(i, p)| TriangleMarker::new((i as f64, p.value), 7, GREEN.filled())),
+            )
+            .ok()?;
+        root.present().ok()?;
+    }
+    Some(svg)
+}
+
+/// A sparkline: the last values as a polyline in a 120 × 28 box, no axes.
+pub fn sparkline_svg(values: &[f64]) -> String {
+    let (w, h) = (120.0, 28.0);
+    if values.len() < 2 {
+        return format!(
+            r#"<svg class="spark" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" aria-label="too few points"></svg>"#
+        );
+    }
+    let low = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let high = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let span = (high - low).max(high * 1e-9).max(f64::MIN_POSITIVE);
+    let step = w / (values.len() - 1) as f64;
+    let points: Vec<String> = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            format!(
+                "{:.1},{:.1}",
+                i as f64 * step,
+                h - 2.0 - (v - low) / span * (h - 4.0)
+            )
+        })
+        .collect();
+    format!(
+        r##"<svg class="spark" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" aria-label="trend"><polyline fill="none" stroke="#1f6feb" stroke-width="1.5" points="{}"/></svg>"##,
+        points.join(" ")
+    )
+}

@@ -1,0 +1,394 @@
+//! The trend site: plain HTML and CSS (a few lines of JavaScript for the filter box), SVG charts,
+//! no external resources, readable on a phone. [`build`] renders every page from the data, as
+//! (relative path, content); the binary writes them (`benchgate dashboard`) or serves them.
+
+use std::fmt::Write as _;
+
+use crate::changepoint::{ChangePoint, Config, detect};
+use crate::chart::{Point, format_ns, sparkline_svg, trend_svg};
+
+/// One benchmark's trend on one machine.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    /// The benchmark id.
+    pub benchmark: String,
+    /// Its points, oldest first.
+    pub points: Vec<Point>,
+}
+
+/// One machine (fingerprint) of a repository, with what describes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Machine {
+    /// The fingerprint hash.
+    pub fingerprint: String,
+    /// Its components, (name, value), in a fixed order.
+    pub components: Vec<(String, String)>,
+    /// Every benchmark measured on it.
+    pub series: Vec<Series>,
+}
+
+/// A repository and its machines.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Repository {
+    /// `owner/name`.
+    pub name: String,
+    /// Its machines, the one with the most recent run first.
+    pub machines: Vec<Machine>,
+}
+
+const DAY_MS: u64 = 24 * 3600 * 1000;
+/// Benchmarks with a change point among their last this many points are listed first.
+const RECENT: usize = 10;
+
+const STYLE: &str = r#"
+:root { color-scheme: light; --fg: #1f2328; --muted: #59636e; --line: #d1d9e0; --up: #cf222e; --down: #1a7f37; }
+* { box-sizing: border-box; }
+body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); margin: 0 auto; padding: 12px; max-width: 1100px; }
+h1 { font-size: 1.4em; margin: 0.3em 0; } h2 { font-size: 1.15em; margin: 1.2em 0 0.4em; }
+a { color: #0969da; text-decoration: none; } a:hover { text-decoration: underline; }
+.muted { color: var(--muted); } nav { margin-bottom: 8px; }
+.table { overflow-x: auto; } table { border-collapse: collapse; width: 100%; }
+th, td { text-align: left; padding: 5px 8px; border-bottom: 1px solid var(--line); white-space: nowrap; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.up { color: var(--up); } .down { color: var(--down); }
+.badge { display: inline-block; padding: 0 6px; border-radius: 10px; background: #ffebe9; color: var(--up); font-size: 0.85em; }
+.chart svg { width: 100%; height: auto; } .spark { vertical-align: middle; }
+input[type=search] { width: 100%; max-width: 420px; padding: 6px 8px; font-size: 1em; border: 1px solid var(--line); border-radius: 6px; }
+ul.machines { padding-left: 18px; } code { font-size: 0.9em; }
+"#;
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn page(title: &str, depth: usize, body: &str) -> String {
+    let root = "../".repeat(depth);
+    format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{}</title><style>{STYLE}</style></head><body><nav><a href=\"{root}index.html\">benchgate</a></nav>{body}</body></html>\n",
+        escape(title)
+    )
+}
+
+/// A stable file name for a benchmark id: readable characters kept, a hash against collisions.
+pub fn slug(id: &str) -> String {
+    let readable: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(60)
+        .collect();
+    let hash = id.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    });
+    format!("{readable}-{:08x}", hash as u32)
+}
+
+fn machine_dir(repository: &str, machine: &Machine) -> String {
+    format!(
+        "{repository}/{}",
+        &machine.fingerprint[..machine.fingerprint.len().min(12)]
+    )
+}
+
+fn percent(ratio: f64) -> String {
+    let change = (ratio - 1.0) * 100.0;
+    let class = if change > 0.5 {
+        "up"
+    } else if change < -0.5 {
+        "down"
+    } else {
+        "muted"
+    };
+    format!("<span class=\"{class}\">{change:+.1}%</span>")
+}
+
+fn commit_link(repository: &str, commit: &str) -> String {
+    format!(
+        "<a href=\"https://github.com/{}/commit/{commit}\"><code>{}</code></a>",
+        escape(repository),
+        &commit[..commit.len().min(12)]
+    )
+}
+
+struct Row<'a> {
+    series: &'a Series,
+    changes: Vec<ChangePoint>,
+}
+
+impl Row<'_> {
+    /// The index of the newest change point among the last [`RECENT`] points.
+    fn open_change(&self) -> Option<usize> {
+        let n = self.series.points.len();
+        self.changes
+            .iter()
+            .rev()
+            .find(|c| c.index + RECENT >= n)
+            .map(|c| c.index)
+    }
+}
+
+/// Every page of the site, as (path relative to the site's root, HTML).
+pub fn build(repositories: &[Repository]) -> Vec<(String, String)> {
+    let config = Config::default();
+    let mut files = Vec::new();
+    let mut root = String::from("<h1>Benchmarks</h1>");
+    for repository in repositories {
+        let _ = write!(
+            root,
+            "<h2>{}</h2><ul class=\"machines\">",
+            escape(&repository.name)
+        );
+        for machine in &repository.machines {
+            let _ = write!(
+                root,
+                "<li><a href=\"{}/index.html\">{}</a> <span class=\"muted\">{} benchmarks · {}</span></li>",
+                escape(&machine_dir(&repository.name, machine)),
+                escape(&machine.fingerprint[..machine.fingerprint.len().min(12)]),
+                machine.series.len(),
+                escape(&describe(machine))
+            );
+        }
+        root.push_str("</ul>");
+        for machine in &repository.machines {
+            let rows: Vec<Row<'_>> = machine
+                .series
+                .iter()
+                .map(|series| {
+                    let values: Vec<f64> = series.points.iter().map(|p| p.value).collect();
+                    Row {
+                        series,
+                        changes: detect(&values, &config),
+                    }
+                })
+                .collect();
+            let dir = machine_dir(&repository.name, machine);
+            files.push((
+                format!("{dir}/index.html"),
+                machine_index(repository, machine, &rows),
+            ));
+            for row in &rows {
+                files.push((
+                    format!("{dir}/b/{}.html", slug(&row.series.benchmark)),
+                    benchmark_page(repository, machine, row),
+                ));
+            }
+        }
+    }
+    files.push(("index.html".to_owned(), page("benchgate", 0, &root)));
+    files
+}
+
+fn describe(machine: &Machine) -> String {
+    let get = |name: &str| {
+        machine
+            .components
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+            .unwrap_or("")
+    };
+    format!("{} · {} · {}", get("cpu_brand"), get("os"), get("rustc"))
+}
+
+fn machine_index(repository: &Repository, machine: &Machine, rows: &[Row<'_>]) -> String {
+    let mut body = format!(
+        "<h1>{}</h1><p class=\"muted\">Machine <code>{}</code>: {}</p>",
+        escape(&repository.name),
+        escape(&machine.fingerprint[..machine.fingerprint.len().min(12)]),
+        escape(&describe(machine))
+    );
+    // The fingerprint selector, with what differs between machines.
+    if repository.machines.len() > 1 {
+        body.push_str("<h2>Machines</h2><ul class=\"machines\">");
+        for other in &repository.machines {
+            if other.fingerprint == machine.fingerprint {
+                let _ = write!(
+                    body,
+                    "<li><strong>{}</strong> (this one)</li>",
+                    escape(&other.fingerprint[..12.min(other.fingerprint.len())])
+                );
+                continue;
+            }
+            let differs: Vec<String> = other
+                .components
+                .iter()
+                .filter_map(|(name, value)| {
+                    let mine = machine
+                        .components
+                        .iter()
+                        .find(|(n, _)| n == name)
+                        .map(|(_, v)| v);
+                    (mine != Some(value)).then(|| {
+                        format!("{name}: {} → {}", mine.map_or("—", |v| v.as_str()), value)
+                    })
+                })
+                .collect();
+            let _ = write!(
+                body,
+                "<li><a href=\"../{}/index.html\">{}</a> <span class=\"muted\">{}</span></li>",
+                escape(&other.fingerprint[..12.min(other.fingerprint.len())]),
+                escape(&other.fingerprint[..12.min(other.fingerprint.len())]),
+                escape(&differs.join("; "))
+            );
+        }
+        body.push_str("</ul>");
+    }
+    let mut ordered: Vec<&Row<'_>> = rows.iter().collect();
+    ordered.sort_by(|a, b| {
+        b.open_change()
+            .is_some()
+            .cmp(&a.open_change().is_some())
+            .then_with(|| a.series.benchmark.cmp(&b.series.benchmark))
+    });
+    let _ = write!(
+        body,
+        "<h2>Benchmarks ({})</h2><p><input type=\"search\" id=\"filter\" placeholder=\"Filter benchmarks\" aria-label=\"Filter benchmarks\"></p><div class=\"table\"><table id=\"benchmarks\"><thead><tr><th>benchmark</th><th>latest</th><th>vs previous</th><th>vs 30 days before</th><th>trend</th></tr></thead><tbody>",
+        rows.len()
+    );
+    for row in ordered {
+        let points = &row.series.points;
+        let Some(latest) = points.last() else {
+            continue;
+        };
+        let previous = points.len().checked_sub(2).map(|i| &points[i]);
+        let month_ago = points
+            .iter()
+            .rev()
+            .find(|p| p.recorded_at_ms + 30 * DAY_MS <= latest.recorded_at_ms);
+        let spark: Vec<f64> = points
+            .iter()
+            .rev()
+            .take(40)
+            .rev()
+            .map(|p| p.value)
+            .collect();
+        let badge = row
+            .open_change()
+            .and_then(|i| row.changes.iter().find(|c| c.index == i))
+            .map(|c| {
+                format!(
+                    " <span class=\"badge\">change {:+.1}%</span>",
+                    (c.ratio - 1.0) * 100.0
+                )
+            })
+            .unwrap_or_default();
+        let _ = write!(
+            body,
+            "<tr data-name=\"{}\"><td><a href=\"b/{}.html\">{}</a>{badge}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+            escape(&row.series.benchmark.to_lowercase()),
+            slug(&row.series.benchmark),
+            escape(&row.series.benchmark),
+            format_ns(latest.value),
+            previous.map_or("—".to_owned(), |p| percent(latest.value / p.value)),
+            month_ago.map_or("—".to_owned(), |p| percent(latest.value / p.value)),
+            sparkline_svg(&spark)
+        );
+    }
+    body.push_str("</tbody></table></div>");
+    body.push_str(
+        "<script>document.getElementById('filter').addEventListener('input', function (e) {\n  var q = e.target.value.toLowerCase();\n  document.querySelectorAll('#benchmarks tbody tr').forEach(function (row) {\n    row.hidden = q !== '' && row.dataset.name.indexOf(q) < 0;\n  });\n});</script>",
+    );
+    page(&format!("{} benchmarks", repository.name), 3, &body)
+}
+
+fn benchmark_page(repository: &Repository, machine: &Machine, row: &Row<'_>) -> String {
+    let series = row.series;
+    let mut body = format!(
+        "<p><a href=\"../index.html\">{} · {}</a></p><h1>{}</h1>",
+        escape(&repository.name),
+        escape(&machine.fingerprint[..12.min(machine.fingerprint.len())]),
+        escape(&series.benchmark)
+    );
+    if let Some(svg) = trend_svg(&series.benchmark, &series.points, &row.changes) {
+        let _ = write!(
+            body,
+            "<div class=\"chart\" id=\"chart\">{svg}</div><p class=\"muted\">Blue: the median time per iteration of each run, with its interval as a band. Red lines: change points. Green triangles: runs where a maintainer overrode the gate.</p>"
+        );
+    }
+    body.push_str("<h2>Change points</h2>");
+    if row.changes.is_empty() {
+        body.push_str("<p class=\"muted\">None: the trend is flat within its noise.</p>");
+    } else {
+        body.push_str("<div class=\"table\"><table><thead><tr><th>between</th><th>and</th><th>before</th><th>after</th><th>change</th><th>p</th></tr></thead><tbody>");
+        for change in row.changes.iter().rev() {
+            let before = &series.points[change.index - 1];
+            let at = &series.points[change.index];
+            let _ = write!(
+                body,
+                "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+                commit_link(&repository.name, &before.commit),
+                commit_link(&repository.name, &at.commit),
+                format_ns(change.before),
+                format_ns(change.after),
+                percent(change.ratio),
+                if change.p_value < 1e-12 {
+                    "&lt; 1e-12".to_owned()
+                } else {
+                    format!("{:.0e}", change.p_value)
+                }
+            );
+        }
+        body.push_str("</tbody></table></div>");
+    }
+    body.push_str("<h2>Runs</h2><div class=\"table\"><table><thead><tr><th>#</th><th>commit</th><th>recorded</th><th>median</th><th>interval</th></tr></thead><tbody>");
+    for (i, point) in series.points.iter().enumerate().rev() {
+        let _ = write!(
+            body,
+            "<tr><td class=\"num\">{i}</td><td>{}{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{} – {}</td></tr>",
+            commit_link(&repository.name, &point.commit),
+            if point.overridden {
+                " <span class=\"badge\">overridden</span>"
+            } else {
+                ""
+            },
+            date(point.recorded_at_ms),
+            format_ns(point.value),
+            format_ns(point.lower),
+            format_ns(point.upper)
+        );
+    }
+    body.push_str("</tbody></table></div>");
+    page(&series.benchmark, 4, &body)
+}
+
+/// `YYYY-MM-DD` of a time in ms since the epoch (UTC).
+fn date(ms: u64) -> String {
+    // Civil from days (Howard Hinnant's algorithm).
+    let days = (ms / DAY_MS) as i64 + 719_468;
+    let era = days.div_euclid(146_097);
+    let doe = days.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_are_civil() {
+        assert_eq!(date(0), "1970-01-01");
+        assert_eq!(date(1_785_377_777_264), "2026-07-30");
+        assert_eq!(date(951_782_400_000), "2000-02-29");
+    }
+
+    #[test]
+    fn slugs_are_stable_and_distinct() {
+        assert_eq!(slug("parse/json"), slug("parse/json"));
+        assert_ne!(slug("parse/json"), slug("parse_json"));
+        assert!(slug("a b/c").starts_with("a_b_c-"));
+    }
+}

@@ -1,0 +1,38 @@
+//! The trend chart's SVG for a small fixed dataset, as a snapshot: a step, a band, one change
+//! point, one override.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
+
+use benchgate_dashboards::changepoint::{Config, detect};
+use benchgate_dashboards::chart::{Point, sparkline_svg, trend_svg};
+
+fn points() -> Vec<Point> {
+    let values = [
+        100.0, 101.0, 99.5, 100.4, 99.8, 100.9, 100.2, 99.7, 124.0, 125.1, 124.6, 123.9, 125.4,
+        124.2,
+    ];
+    values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| Point {
+            commit: format!("{i:040x}"),
+            recorded_at_ms: 1_700_000_000_000 + i as u64 * 86_400_000,
+            value: *v,
+            lower: v * 0.99,
+            upper: v * 1.01,
+            overridden: i == 9,
+        })
+        .collect()
+}
+
+#[test]
+fn a_step_with_its_change_point_and_an_override() {
+    let points = points();
+    let values: Vec<f64> = points.iter().map(|p| p.value).collect();
+    let changes = detect(&values, &Config::default());
+    assert_eq!(changes.iter().map(|c| c.index).collect::<Vec<_>>(), vec![8]);
+    let svg = trend_svg("parse/json", &points, &changes).unwrap();
+    assert_eq!(svg.matches("<circle").count(), points.len());
+    insta::assert_snapshot!("trend_step", svg);
+    insta::assert_snapshot!("sparkline_step", sparkline_svg(&values));
+}

@@ -1,0 +1,88 @@
+//! `benchgate dashboard` and the service's pages: the store's trends, shaped for the site.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
+
+use anyhow::Context as _;
+use benchgate_collector::Store;
+use benchgate_dashboards::chart::Point;
+use benchgate_dashboards::site::{self, Machine, Repository, Series};
+
+/// One machine's trends while they are gathered: its newest run's time, and its benchmarks.
+type Gathering = (u64, BTreeMap<String, Vec<Point>>);
+
+/// Every repository's trends, from the store: default-branch (non-PR) runs in time order, per
+/// machine and benchmark; the machine with the newest run first.
+pub async fn load(store: &Store) -> anyhow::Result<Vec<Repository>> {
+    let rows = store.trend_rows().await?;
+    let components = store.fingerprint_components().await?;
+    let overridden: HashSet<(String, String)> =
+        store.overridden_commits().await?.into_iter().collect();
+    // repository → fingerprint → benchmark → points
+    let mut tree: BTreeMap<String, HashMap<String, Gathering>> = BTreeMap::new();
+    for row in rows {
+        let machines = tree.entry(row.repository.clone()).or_default();
+        let (newest, benchmarks) = machines.entry(row.fingerprint.clone()).or_default();
+        *newest = (*newest).max(row.recorded_at_ms);
+        benchmarks.entry(row.benchmark).or_default().push(Point {
+            overridden: overridden.contains(&(row.repository.clone(), row.commit.clone())),
+            commit: row.commit,
+            recorded_at_ms: row.recorded_at_ms,
+            value: row.median,
+            lower: row.lower,
+            upper: row.upper,
+        });
+    }
+    Ok(tree
+        .into_iter()
+        .map(|(name, machines)| {
+            let mut machines: Vec<(u64, Machine)> = machines
+                .into_iter()
+                .map(|(fingerprint, (newest, benchmarks))| {
+                    (
+                        newest,
+                        Machine {
+                            components: components.get(&fingerprint).cloned().unwrap_or_default(),
+                            fingerprint,
+                            series: benchmarks
+                                .into_iter()
+                                .map(|(benchmark, points)| Series { benchmark, points })
+                                .collect(),
+                        },
+                    )
+                })
+                .collect();
+            machines.sort_by(|a, b| {
+                b.0.cmp(&a.0)
+                    .then_with(|| a.1.fingerprint.cmp(&b.1.fingerprint))
+            });
+            Repository {
+                name,
+                machines: machines.into_iter().map(|(_, m)| m).collect(),
+            }
+        })
+        .collect())
+}
+
+/// `benchgate dashboard --out DIR`: writes the static site; returns the number of pages.
+pub async fn write(db: &Path, out: &Path) -> anyhow::Result<usize> {
+    if !db.is_file() {
+        anyhow::bail!(
+            "{}: no such store; run `benchgate ingest` first or pass --db",
+            db.display()
+        );
+    }
+    let store = Store::open(db).await?;
+    let repositories = load(&store).await;
+    store.close().await;
+    let files = site::build(&repositories?);
+    for (path, content) in &files {
+        let target = out.join(path);
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("--out {}", parent.display()))?;
+        }
+        std::fs::write(&target, content).with_context(|| format!("--out {}", target.display()))?;
+    }
+    Ok(files.len())
+}

@@ -1,0 +1,202 @@
+//! The dashboard for real: a static site built from real histories (rune and flatcontainer,
+//! imported), opened in headless Chromium (Debian's `chromium`, installed by `.ci/run`), and the
+//! same pages served live by `benchgate serve`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::server::Server;
+use common::*;
+
+const RUNE: &str = "rune-rs__rune/dev/bench/data.js";
+const FLAT: &str = "antiguru__flatcontainer/dev/bench/data.js";
+
+fn chromium() -> PathBuf {
+    for candidate in ["/usr/bin/chromium", "/usr/bin/chromium-browser"] {
+        if Path::new(candidate).is_file() {
+            return candidate.into();
+        }
+    }
+    panic!("Debian's chromium is not installed: `apt-get install chromium` (.ci/run does)");
+}
+
+/// Runs headless Chromium on `page` with `args`; returns (stdout, stderr).
+fn run_chromium(dir: &Path, page: &Path, args: &[&str]) -> (String, String) {
+    let output = Command::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!(
+            "--user-data-dir={}",
+            dir.join("chromium-profile").display()
+        ))
+        .args(args)
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+fn site(dir: &Path) -> PathBuf {
+    for (data, repo) in [(RUNE, "rune-rs/rune"), (FLAT, "antiguru/flatcontainer")] {
+        let output = benchgate(
+            dir,
+            &[
+                "import-history",
+                corpus(data).to_str().unwrap(),
+                "--repo",
+                repo,
+            ],
+        );
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    }
+    let out = dir.join("site");
+    let output = benchgate(dir, &["dashboard", "--out", out.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    out
+}
+
+/// The benchmark page of `benchmark` under `site`'s only machine of `repo`.
+fn benchmark_page(site: &Path, repo: &str, benchmark: &str) -> PathBuf {
+    let machine = std::fs::read_dir(site.join(repo))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let html = std::fs::read_to_string(machine.join("index.html")).unwrap();
+    let needle = format!(">{benchmark}</a>");
+    let at = html
+        .find(&needle)
+        .unwrap_or_else(|| panic!("{benchmark} not on the index"));
+    let href = html[..at]
+        .rsplit("href=\"")
+        .next()
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap();
+    machine.join(href)
+}
+
+/// How many entries of a history measured `benchmark`: the points its chart must show.
+fn entries_with(data: &str, benchmark: &str) -> usize {
+    let text = std::fs::read_to_string(corpus(data)).unwrap();
+    let value: serde_json::Value = serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
+    value["entries"]["Benchmark"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| {
+            e["benches"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|b| b["name"] == benchmark)
+        })
+        .count()
+}
+
+#[test]
+fn the_static_site_renders_in_chromium_with_every_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = site(dir.path());
+    let page = benchmark_page(&site, "rune-rs/rune", "primes/rune");
+
+    // The DOM after scripts ran: the chart is inline SVG with one circle per run.
+    let (dom, log) = run_chromium(dir.path(), &page, &["--dump-dom"]);
+    let expected = entries_with(RUNE, "primes/rune");
+    assert!(expected > 50);
+    assert_eq!(
+        dom.matches("<circle").count(),
+        expected,
+        "one point per run"
+    );
+    assert!(dom.contains("<h2>Change points</h2>"));
+    assert!(!log.contains("CONSOLE("), "console output: {log}");
+
+    // The index: every benchmark, the filter box, no console errors.
+    let index = page.parent().unwrap().parent().unwrap().join("index.html");
+    let (dom, log) = run_chromium(dir.path(), &index, &["--dump-dom"]);
+    assert_eq!(dom.matches("<tr data-name=").count(), 19);
+    assert!(dom.contains("id=\"filter\""));
+    assert!(!log.contains("CONSOLE("), "console output: {log}");
+
+    // A screenshot that is not blank: a good share of the pixels are not white.
+    let shot = dir.path().join("shot.png");
+    run_chromium(
+        dir.path(),
+        &page,
+        &[
+            "--window-size=1200,900",
+            &format!("--screenshot={}", shot.display()),
+        ],
+    );
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buffer = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buffer).unwrap();
+    let channels = info.color_type.samples();
+    let pixels = &buffer[..info.buffer_size()];
+    let inked = pixels
+        .chunks(channels)
+        .filter(|p| p.iter().take(3).any(|c| *c < 200))
+        .count();
+    let share = inked as f64 / (pixels.len() / channels) as f64;
+    assert!((info.width, info.height) == (1200, 900));
+    assert!(
+        share > 0.02,
+        "only {:.2}% of the screenshot is drawn",
+        share * 100.0
+    );
+
+    // The phone: the page fits a narrow window without a horizontal scroll of the body.
+    let narrow = dir.path().join("narrow.png");
+    run_chromium(
+        dir.path(),
+        &page,
+        &[
+            "--window-size=390,844",
+            &format!("--screenshot={}", narrow.display()),
+        ],
+    );
+    assert!(narrow.is_file());
+}
+
+#[test]
+fn serve_shows_the_same_pages_live() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = site(dir.path());
+    let db = dir.path().join(".benchgate/benchgate.db");
+    let server = Server::start(&db, &[], None);
+    let index = std::fs::read_to_string(site.join("index.html")).unwrap();
+    let (status, live) = server.get_text("/");
+    assert_eq!((status, live), (200, index));
+    let page = benchmark_page(&site, "antiguru/flatcontainer", "empty_clone");
+    let relative = page
+        .strip_prefix(&site)
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let (status, live) = server.get_text(&format!("/{relative}"));
+    assert_eq!(status, 200);
+    assert_eq!(live, std::fs::read_to_string(&page).unwrap());
+    assert_eq!(server.get_text("/nowhere.html").0, 404);
+}
