@@ -6,6 +6,7 @@ mod artifact;
 mod compare;
 mod dashboard;
 mod environment;
+mod export;
 mod gate_command;
 mod github;
 mod import;
@@ -242,6 +243,25 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
     },
+    /// Export every measurement as CSV: one row per measurement with its run, commit, machine,
+    /// compiler and statistics (ns per iteration).
+    Export {
+        /// The export format.
+        #[arg(long, value_enum, default_value_t = ExportFormat::Csv)]
+        format: ExportFormat,
+        /// Only this repository, OWNER/NAME.
+        #[arg(long)]
+        repo: Option<String>,
+        /// Only runs recorded on or after this date (2026-01-31) or time (RFC 3339).
+        #[arg(long, value_name = "DATE")]
+        since: Option<String>,
+        /// Write here instead of standard output.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// The SQLite store.
+        #[arg(long, default_value = DEFAULT_DB)]
+        db: PathBuf,
+    },
     /// Print this machine's hardware profile and its fingerprint.
     Fingerprint {
         /// Output format (`json` can be passed to `ingest --fingerprint`).
@@ -393,6 +413,11 @@ async fn decide_and_publish(
     )
     .await?;
     Ok(code)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ExportFormat {
+    Csv,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -582,6 +607,39 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
             serve::serve(db, bind, config).await.map(|()| 0)
         }
         Command::Token(command) => token(command).await.map(|()| 0),
+        Command::Export {
+            format: ExportFormat::Csv,
+            repo,
+            since,
+            out,
+            db,
+        } => {
+            let repository = repo
+                .as_deref()
+                .map(RepositoryName::parse)
+                .transpose()
+                .context("--repo")?;
+            let since = since.as_deref().map(export::parse_since).transpose()?;
+            let rows = match &out {
+                Some(path) => {
+                    let file = std::fs::File::create(path)
+                        .with_context(|| format!("--out {}: cannot create", path.display()))?;
+                    let mut writer = std::io::BufWriter::new(file);
+                    let rows = export::export(&db, repository.as_ref(), since, &mut writer).await?;
+                    std::io::Write::flush(&mut writer)?;
+                    rows
+                }
+                None => {
+                    let stdout = std::io::stdout();
+                    let mut writer = std::io::BufWriter::new(stdout.lock());
+                    let rows = export::export(&db, repository.as_ref(), since, &mut writer).await?;
+                    std::io::Write::flush(&mut writer)?;
+                    rows
+                }
+            };
+            eprintln!("benchgate: exported {rows} measurements");
+            Ok(0)
+        }
         Command::Dashboard { db, out } => {
             let pages = dashboard::write(&db, &out).await?;
             eprintln!(

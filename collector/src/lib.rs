@@ -17,5 +17,6 @@ pub use domain::{
 pub use error::{Error, Result};
 pub use fingerprint::{Fingerprint, HardwareProfile, RunnerImage, RustcInfo};
 pub use store::{
-    GateOverride, IngestOutcome, NewRun, RunMeta, RunSummary, Store, StoredRun, StoredStatistic,
+    ExportRow, GateOverride, IngestOutcome, NewRun, RunMeta, RunSummary, SeriesPoint, Store,
+    StoredRun, StoredStatistic, TrendRow,
 };

@@ -107,6 +107,57 @@ pub struct RunSummary {
     pub n_benchmarks: usize,
 }
 
+/// One measurement with its run and machine, for exports (see [`Store::for_each_export_row`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExportRow {
+    /// The run id.
+    pub run: i64,
+    /// `owner/name`.
+    pub repository: String,
+    /// The commit.
+    pub commit: String,
+    /// The branch, if known.
+    pub branch: Option<String>,
+    /// `local`, `push`, `pr` or `nightly`.
+    pub kind: String,
+    /// The pull request, if any.
+    pub pr: Option<i64>,
+    /// The attempt.
+    pub attempt: i64,
+    /// When the run was recorded.
+    pub recorded_at: SystemTime,
+    /// The fingerprint hash.
+    pub fingerprint: String,
+    /// CPU brand.
+    pub cpu_brand: String,
+    /// Logical cores.
+    pub logical_cores: i64,
+    /// Memory, GiB.
+    pub memory_gib: i64,
+    /// OS name and major version.
+    pub os: String,
+    /// Runner image, if any.
+    pub runner_image: Option<String>,
+    /// rustc version.
+    pub rustc_version: String,
+    /// Host triple.
+    pub host_triple: String,
+    /// The benchmark id.
+    pub benchmark: String,
+    /// Criterion's throughput kind, if declared.
+    pub throughput_kind: Option<String>,
+    /// Its amount per iteration.
+    pub throughput_amount: Option<i64>,
+    /// Mean ns per iteration: point, lower, upper.
+    pub mean: [f64; 3],
+    /// Median ns per iteration: point, lower, upper.
+    pub median: [f64; 3],
+    /// Minimum ns per iteration, when kept.
+    pub min: Option<f64>,
+    /// Samples taken.
+    pub n_samples: i64,
+}
+
 /// One measurement of a trend (see [`Store::trend_rows`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrendRow {
@@ -817,6 +868,87 @@ impl Store {
                 })
             })
             .collect()
+    }
+
+    /// Every measurement (of `repository`, recorded at or after `since`), oldest run first, one
+    /// row at a time into `each`: for exports. Streams: memory does not grow with the store.
+    pub async fn for_each_export_row(
+        &self,
+        repository: Option<&RepositoryName>,
+        since: Option<SystemTime>,
+        mut each: impl FnMut(&ExportRow) -> std::io::Result<()>,
+    ) -> Result<usize> {
+        let since_ms = since.map_or(i64::MIN, |t| {
+            t.duration_since(UNIX_EPOCH)
+                .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        });
+        let mut rows = sqlx::query(
+            "SELECT r.id, repo.name, r.commit_sha, r.branch, r.kind, r.pr_number, r.attempt, \
+             r.recorded_at_ms, f.hash, f.cpu_brand, f.logical_cores, f.memory_gib, f.os_name, \
+             f.os_major_version, f.runner_image, f.rustc_version, f.host_triple, b.name, \
+             m.throughput_kind, m.throughput_amount, m.mean_point, m.mean_lower, m.mean_upper, \
+             m.median_point, m.median_lower, m.median_upper, m.min_point, m.n_samples \
+             FROM measurements m JOIN runs r ON r.id = m.run_id \
+             JOIN repositories repo ON repo.id = r.repository_id \
+             JOIN fingerprints f ON f.id = r.fingerprint_id \
+             JOIN benchmarks b ON b.id = m.benchmark_id \
+             WHERE ($1 IS NULL OR repo.name = $1) AND r.recorded_at_ms >= $2 \
+             ORDER BY r.recorded_at_ms, r.id, b.name",
+        )
+        .bind(repository.map(RepositoryName::as_str))
+        .bind(since_ms)
+        .fetch(&self.pool);
+        let db = self.db_error();
+        let corrupt = |e: sqlx::Error| Error::CorruptRow {
+            table: "measurements",
+            reason: e.to_string(),
+        };
+        let mut count = 0;
+        while let Some(row) = rows.try_next().await.map_err(&db)? {
+            let export = ExportRow {
+                run: row.try_get(0).map_err(corrupt)?,
+                repository: row.try_get(1).map_err(corrupt)?,
+                commit: row.try_get(2).map_err(corrupt)?,
+                branch: row.try_get(3).map_err(corrupt)?,
+                kind: row.try_get(4).map_err(corrupt)?,
+                pr: row.try_get(5).map_err(corrupt)?,
+                attempt: row.try_get(6).map_err(corrupt)?,
+                recorded_at: from_ms(row.try_get(7).map_err(corrupt)?),
+                fingerprint: row.try_get(8).map_err(corrupt)?,
+                cpu_brand: row.try_get(9).map_err(corrupt)?,
+                logical_cores: row.try_get(10).map_err(corrupt)?,
+                memory_gib: row.try_get(11).map_err(corrupt)?,
+                os: format!(
+                    "{} {}",
+                    row.try_get::<String, _>(12).map_err(corrupt)?,
+                    row.try_get::<String, _>(13).map_err(corrupt)?
+                ),
+                runner_image: row.try_get(14).map_err(corrupt)?,
+                rustc_version: row.try_get(15).map_err(corrupt)?,
+                host_triple: row.try_get(16).map_err(corrupt)?,
+                benchmark: row.try_get(17).map_err(corrupt)?,
+                throughput_kind: row.try_get(18).map_err(corrupt)?,
+                throughput_amount: row.try_get(19).map_err(corrupt)?,
+                mean: [
+                    row.try_get(20).map_err(corrupt)?,
+                    row.try_get(21).map_err(corrupt)?,
+                    row.try_get(22).map_err(corrupt)?,
+                ],
+                median: [
+                    row.try_get(23).map_err(corrupt)?,
+                    row.try_get(24).map_err(corrupt)?,
+                    row.try_get(25).map_err(corrupt)?,
+                ],
+                min: row.try_get(26).map_err(corrupt)?,
+                n_samples: row.try_get(27).map_err(corrupt)?,
+            };
+            each(&export).map_err(|source| Error::ReadFile {
+                path: PathBuf::from("<export>"),
+                source,
+            })?;
+            count += 1;
+        }
+        Ok(count)
     }
 
     /// Each fingerprint's hashed components, by hash, as (name, value) for people.

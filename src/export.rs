@@ -1,0 +1,128 @@
+//! `benchgate export --format csv`: one row per measurement, for spreadsheets and longitudinal
+//! analysis. Times are ns per iteration; the header names every column.
+
+use std::io::Write;
+use std::path::Path;
+use std::time::SystemTime;
+
+use anyhow::Context as _;
+use benchgate_collector::{ExportRow, RepositoryName, Store};
+
+/// The CSV header, in column order.
+pub const HEADER: [&str; 29] = [
+    "run",
+    "repository",
+    "commit",
+    "branch",
+    "kind",
+    "pr",
+    "attempt",
+    "recorded_at",
+    "fingerprint",
+    "cpu_brand",
+    "logical_cores",
+    "memory_gib",
+    "os",
+    "runner_image",
+    "rustc_version",
+    "host_triple",
+    "benchmark",
+    "throughput_kind",
+    "throughput_per_iteration",
+    "unit",
+    "mean",
+    "mean_lower",
+    "mean_upper",
+    "median",
+    "median_lower",
+    "median_upper",
+    "min",
+    "n_samples",
+    "median_throughput_per_s",
+];
+
+/// A CSV field: quoted when it holds a comma, a quote or a line break (RFC 4180).
+fn field(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_owned()
+    }
+}
+
+fn record(row: &ExportRow) -> String {
+    let number = |v: f64| format!("{v}");
+    let throughput = row
+        .throughput_amount
+        .filter(|_| row.median[0] > 0.0)
+        .map(|amount| number(amount as f64 / (row.median[0] * 1e-9)))
+        .unwrap_or_default();
+    let cells = [
+        row.run.to_string(),
+        row.repository.clone(),
+        row.commit.clone(),
+        row.branch.clone().unwrap_or_default(),
+        row.kind.clone(),
+        row.pr.map(|p| p.to_string()).unwrap_or_default(),
+        row.attempt.to_string(),
+        humantime::format_rfc3339_millis(row.recorded_at).to_string(),
+        row.fingerprint.clone(),
+        row.cpu_brand.clone(),
+        row.logical_cores.to_string(),
+        row.memory_gib.to_string(),
+        row.os.clone(),
+        row.runner_image.clone().unwrap_or_default(),
+        row.rustc_version.clone(),
+        row.host_triple.clone(),
+        row.benchmark.clone(),
+        row.throughput_kind.clone().unwrap_or_default(),
+        row.throughput_amount
+            .map(|a| a.to_string())
+            .unwrap_or_default(),
+        "ns".to_owned(),
+        number(row.mean[0]),
+        number(row.mean[1]),
+        number(row.mean[2]),
+        number(row.median[0]),
+        number(row.median[1]),
+        number(row.median[2]),
+        row.min.map(number).unwrap_or_default(),
+        row.n_samples.to_string(),
+        throughput,
+    ];
+    cells.iter().map(|c| field(c)).collect::<Vec<_>>().join(",")
+}
+
+/// Parses `--since`: a date (`2026-01-31`, midnight UTC) or an RFC 3339 time.
+pub fn parse_since(text: &str) -> anyhow::Result<SystemTime> {
+    let full = if text.len() == 10 {
+        format!("{text}T00:00:00Z")
+    } else {
+        text.to_owned()
+    };
+    humantime::parse_rfc3339_weak(full.trim_end_matches('Z')).with_context(|| {
+        format!("--since {text:?}: expected a date (2026-01-31) or an RFC 3339 time")
+    })
+}
+
+/// Writes the CSV for `repository` (all if `None`) since `since` to `out`; returns the rows.
+pub async fn export(
+    db: &Path,
+    repository: Option<&RepositoryName>,
+    since: Option<SystemTime>,
+    out: &mut dyn Write,
+) -> anyhow::Result<usize> {
+    if !db.is_file() {
+        anyhow::bail!(
+            "{}: no such store; run `benchgate ingest` first or pass --db",
+            db.display()
+        );
+    }
+    let store = Store::open(db).await?;
+    writeln!(out, "{}", HEADER.join(","))?;
+    let rows = store
+        .for_each_export_row(repository, since, |row| writeln!(out, "{}", record(row)))
+        .await;
+    store.close().await;
+    Ok(rows?)
+}
