@@ -466,6 +466,16 @@ fn main() -> ExitCode {
     }
 }
 
+/// Whether an error is a closed standard output (`| head`), anywhere in its chain.
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+            || cause.to_string().contains("Broken pipe")
+    })
+}
+
 /// Errors are one line, whatever a lower layer put in them.
 fn one_line(message: &str) -> String {
     message.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -632,9 +642,15 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
                 None => {
                     let stdout = std::io::stdout();
                     let mut writer = std::io::BufWriter::new(stdout.lock());
-                    let rows = export::export(&db, repository.as_ref(), since, &mut writer).await?;
-                    std::io::Write::flush(&mut writer)?;
-                    rows
+                    let written = export::export(&db, repository.as_ref(), since, &mut writer)
+                        .await
+                        .and_then(|rows| Ok(std::io::Write::flush(&mut writer).map(|()| rows)?));
+                    match written {
+                        Ok(rows) => rows,
+                        // `benchgate export | head`: the reader had enough; not an error.
+                        Err(e) if is_broken_pipe(&e) => return Ok(0),
+                        Err(e) => return Err(e),
+                    }
                 }
             };
             eprintln!("benchgate: exported {rows} measurements");
