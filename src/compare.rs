@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, bail};
 use benchgate_collector::{Measurement, RunId, Store, criterion};
 use benchgate_gate::Policy;
-use benchgate_gate::decision::{Input, Mode, Overall, evaluate};
+use benchgate_gate::decision::{Input, Mode, evaluate};
 use benchgate_gate::report::{Context, render_markdown, render_text, summary};
 
 /// Where reports go and how the verdict maps to an exit code.
@@ -193,11 +193,9 @@ pub fn report(
         ReportFormat::Md => print!("{}", markdown.unwrap_or_default()),
         ReportFormat::Json => print!("{}", json.unwrap_or_default()),
     }
-    Ok(
-        if decision.verdict == Overall::Regressed && !outputs.warn_only {
-            1
-        } else {
-            0
-        },
-    )
+    Ok(if decision.fails(outputs.warn_only) {
+        1
+    } else {
+        0
+    })
 }

@@ -263,9 +263,24 @@ pub struct Decision {
     pub rounds: usize,
     /// Every benchmark, sorted by id.
     pub benchmarks: Vec<BenchmarkResult>,
+    /// Every `[[budget]]`, judged on the head.
+    pub budgets: Vec<crate::budget::BudgetResult>,
 }
 
 impl Decision {
+    /// Budgets missed that are not `warn`: each fails the gate.
+    pub fn missed_budgets(&self) -> usize {
+        self.budgets
+            .iter()
+            .filter(|b| b.verdict == crate::budget::BudgetVerdict::Missed && !b.warn)
+            .count()
+    }
+
+    /// Whether the gate fails: a regression or a missed budget (not under `--warn-only`).
+    pub fn fails(&self, warn_only: bool) -> bool {
+        !warn_only && (self.verdict == Overall::Regressed || self.missed_budgets() > 0)
+    }
+
     /// How many benchmarks got `verdict`.
     pub fn count(&self, verdict: Verdict) -> usize {
         self.benchmarks
@@ -487,6 +502,7 @@ pub fn evaluate(input: &Input<'_>, policy: &Policy) -> Decision {
         mode: input.mode,
         rounds,
         benchmarks: results,
+        budgets: crate::budget::evaluate(&policy.budgets, input.head_rounds),
     }
 }
 

@@ -1,6 +1,7 @@
 //! benchgate's gate: the decision engine (pure), report rendering (pure) and, later, the GitHub
 //! publisher.
 
+pub mod budget;
 pub mod decision;
 mod error;
 pub mod policy;

@@ -23,6 +23,18 @@ struct ConfigFile {
     ignore: Vec<String>,
     #[serde(default, rename = "override")]
     overrides: Vec<OverrideSection>,
+    #[serde(default)]
+    budget: Vec<BudgetSection>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BudgetSection {
+    benchmark: String,
+    statistic: Option<String>,
+    bound: String,
+    #[serde(default)]
+    warn: bool,
 }
 
 #[derive(Deserialize, Default)]
@@ -113,6 +125,8 @@ pub struct Policy {
     pub overrides: Vec<Override>,
     /// Benchmarks never judged.
     pub ignore: Vec<Glob>,
+    /// Acceptance criteria judged on the head (`[[budget]]`).
+    pub budgets: Vec<crate::budget::Budget>,
 }
 
 impl Default for Policy {
@@ -129,6 +143,7 @@ impl Default for Policy {
             statistic: Statistic::Quantile(0.0),
             overrides: Vec::new(),
             ignore: Vec::new(),
+            budgets: Vec::new(),
         }
     }
 }
@@ -190,6 +205,31 @@ impl Policy {
             })?;
         }
         policy.ignore = file.ignore.iter().map(|p| Glob::new(p)).collect();
+        for (i, section) in file.budget.iter().enumerate() {
+            let key = |name: &str| format!("budget[{i}].{name}");
+            let statistic = match section.statistic.as_deref() {
+                None => crate::budget::BudgetStatistic::Median,
+                Some(name) => crate::budget::BudgetStatistic::parse(name).ok_or_else(|| {
+                    config_error(
+                        key("statistic"),
+                        format!("is {name:?}; expected median, mean, p95, p99 or throughput"),
+                    )
+                })?,
+            };
+            let bound = crate::budget::parse_bound(&section.bound)
+                .map_err(|m| config_error(key("bound"), m))?;
+            if section.benchmark.trim().is_empty() {
+                return Err(config_error(key("benchmark"), "is empty".into()));
+            }
+            policy.budgets.push(crate::budget::Budget {
+                benchmark: Glob::new(&section.benchmark),
+                pattern: section.benchmark.clone(),
+                statistic,
+                bound,
+                expression: section.bound.trim().to_owned(),
+                warn: section.warn,
+            });
+        }
         for (i, section) in file.overrides.iter().enumerate() {
             let key = |name: &str| format!("override[{i}].{name}");
             let latency_increase = section

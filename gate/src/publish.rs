@@ -75,6 +75,8 @@ impl Conclusion {
 pub fn conclusion(decision: &Decision, warn_only: bool, overridden: bool) -> Conclusion {
     match decision.verdict {
         _ if overridden => Conclusion::Success,
+        _ if decision.fails(warn_only) => Conclusion::Failure,
+        _ if decision.missed_budgets() > 0 => Conclusion::Neutral,
         Overall::Pass => Conclusion::Success,
         Overall::Regressed if !warn_only => Conclusion::Failure,
         Overall::Regressed | Overall::Inconclusive | Overall::NoBaseline => Conclusion::Neutral,

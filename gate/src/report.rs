@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
+use crate::budget::{BudgetResult, BudgetVerdict};
 use crate::decision::{
     BenchmarkResult, Decision, Metric, Mode, NoiseSource, Overall, UNCALIBRATED_RUN_NOISE, Verdict,
 };
@@ -49,6 +50,8 @@ pub struct Summary<'a> {
     false_alarm_rate: f64,
     counts: Counts,
     benchmarks: Vec<SummaryBenchmark<'a>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    budgets: Vec<BudgetResult>,
 }
 
 /// How many benchmarks got each verdict, in the schema's order.
@@ -154,6 +157,7 @@ pub fn summary<'a>(decision: &'a Decision, context: &'a Context, policy: &Policy
                     }),
             })
             .collect(),
+        budgets: decision.budgets.clone(),
     }
 }
 
@@ -272,6 +276,7 @@ pub fn read_summary(path: &std::path::Path, text: &str) -> crate::Result<ReadSum
             mode: summary.mode,
             rounds: summary.rounds,
             benchmarks,
+            budgets: summary.budgets,
         },
         context: Context {
             base: summary.base.into_owned(),
@@ -292,6 +297,20 @@ pub fn summary_json(decision: &Decision, context: &Context, policy: &Policy) -> 
 
 /// The headline: the verdict first, with the worst regression.
 pub fn headline(decision: &Decision) -> String {
+    let missed = decision.missed_budgets();
+    let base = regression_headline(decision);
+    if missed == 0 {
+        base
+    } else {
+        format!(
+            "{base}; {missed} of {} budget{} missed",
+            decision.budgets.len(),
+            if decision.budgets.len() == 1 { "" } else { "s" }
+        )
+    }
+}
+
+fn regression_headline(decision: &Decision) -> String {
     let compared = decision
         .benchmarks
         .iter()
@@ -417,10 +436,15 @@ pub fn render_markdown(decision: &Decision, context: &Context, policy: &Policy) 
     let _ = writeln!(
         out,
         "## {} benchgate {}\n",
-        verdict_icon(decision.verdict),
+        if decision.missed_budgets() > 0 {
+            "❌"
+        } else {
+            verdict_icon(decision.verdict)
+        },
         headline(decision)
     );
     let _ = writeln!(out, "{}\n", comparison_sentence(decision, context, policy));
+    budget_checklist(&mut out, &decision.budgets);
 
     let sections = [
         (Verdict::Regressed, "Regressions", ""),
@@ -474,6 +498,77 @@ pub fn render_markdown(decision: &Decision, context: &Context, policy: &Policy) 
     markdown_table(&mut out, &all, true);
     let _ = writeln!(out, "\n</details>");
     out
+}
+
+/// A value of a budget as people read it: times in ns…s, rates in B/s…GiB/s, ratios as `1.05x`.
+fn budget_value(value: f64, unit: &str) -> String {
+    match unit {
+        "ns" => format_ns(value),
+        "x" => format!("{value:.3}x"),
+        "B/s" => {
+            let (scaled, name) = [
+                ("GiB/s", 1024f64.powi(3)),
+                ("MiB/s", 1024f64.powi(2)),
+                ("KiB/s", 1024.0),
+            ]
+            .into_iter()
+            .find(|(_, scale)| value >= *scale)
+            .map_or((value, "B/s"), |(name, scale)| (value / scale, name));
+            format!("{scaled:.3} {name}")
+        }
+        other => {
+            let (scaled, prefix) = [("G", 1e9), ("M", 1e6), ("K", 1e3)]
+                .into_iter()
+                .find(|(_, scale)| value >= *scale)
+                .map_or((value, ""), |(prefix, scale)| (value / scale, prefix));
+            format!("{scaled:.3} {prefix}{other}")
+        }
+    }
+}
+
+/// The budgets as a checklist, the shape of the "pass if all true" lists projects keep.
+fn budget_checklist(out: &mut String, budgets: &[BudgetResult]) {
+    if budgets.is_empty() {
+        return;
+    }
+    let count = |v: BudgetVerdict| budgets.iter().filter(|b| b.verdict == v).count();
+    let _ = writeln!(
+        out,
+        "### Budgets ({} met, {} missed, {} unclear)\n\n| | benchmark | budget | value | 95% interval |\n|---|---|---|---|---|",
+        count(BudgetVerdict::Met),
+        count(BudgetVerdict::Missed),
+        count(BudgetVerdict::Unclear)
+    );
+    for b in budgets {
+        let mark = match b.verdict {
+            BudgetVerdict::Met => "✅",
+            BudgetVerdict::Missed if b.warn => "⚠️",
+            BudgetVerdict::Missed => "❌",
+            BudgetVerdict::Unclear => "❔",
+        };
+        let value = b.value.map_or("—".to_owned(), |v| budget_value(v, &b.unit));
+        let interval = b.interval.map_or("—".to_owned(), |[low, high]| {
+            format!(
+                "{} – {}",
+                budget_value(low, &b.unit),
+                budget_value(high, &b.unit)
+            )
+        });
+        let note = b
+            .note
+            .as_deref()
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "| {mark} | `{}` | {} {}{}{note} | {value} | {interval} |",
+            b.benchmark.replace('|', "\\|"),
+            b.statistic,
+            b.expression.replace('|', "\\|"),
+            if b.warn { " (warn)" } else { "" }
+        );
+    }
+    out.push('\n');
 }
 
 /// How the comparison was made and how sure the gate is, in one paragraph.
