@@ -5,15 +5,16 @@ use std::path::Path;
 
 use anyhow::Context as _;
 use benchgate_collector::Store;
-use benchgate_dashboards::chart::Point;
+use benchgate_dashboards::chart::{BudgetLine, Point};
 use benchgate_dashboards::site::{self, Machine, Repository, Series};
+use benchgate_gate::budget::{Bound, Budget, BudgetStatistic, Dimension};
 
 /// One machine's trends while they are gathered: its newest run's time, and its benchmarks.
 type Gathering = (u64, BTreeMap<String, Vec<Point>>);
 
 /// Every repository's trends, from the store: default-branch (non-PR) runs in time order, per
 /// machine and benchmark; the machine with the newest run first.
-pub async fn load(store: &Store) -> anyhow::Result<Vec<Repository>> {
+pub async fn load(store: &Store, budgets: &[Budget]) -> anyhow::Result<Vec<Repository>> {
     let rows = store.trend_rows().await?;
     let components = store.fingerprint_components().await?;
     let overridden: HashSet<(String, String)> =
@@ -46,7 +47,11 @@ pub async fn load(store: &Store) -> anyhow::Result<Vec<Repository>> {
                             fingerprint,
                             series: benchmarks
                                 .into_iter()
-                                .map(|(benchmark, points)| Series { benchmark, points })
+                                .map(|(benchmark, points)| Series {
+                                    budgets: lines(budgets, &benchmark),
+                                    benchmark,
+                                    points,
+                                })
                                 .collect(),
                         },
                     )
@@ -64,8 +69,28 @@ pub async fn load(store: &Store) -> anyhow::Result<Vec<Repository>> {
         .collect())
 }
 
+/// The budgets drawn on `benchmark`'s chart: absolute time bounds on its median (the chart
+/// plots medians; other statistics and rates are not on its axis).
+fn lines(budgets: &[Budget], benchmark: &str) -> Vec<BudgetLine> {
+    budgets
+        .iter()
+        .filter(|b| b.statistic == BudgetStatistic::Median && b.benchmark.matches(benchmark))
+        .filter_map(|b| match b.bound {
+            Bound::Absolute {
+                value,
+                dimension: Dimension::Time,
+                ..
+            } => Some(BudgetLine {
+                label: format!("median {}", b.expression),
+                ns: value,
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
 /// `benchgate dashboard --out DIR`: writes the static site; returns the number of pages.
-pub async fn write(db: &Path, out: &Path) -> anyhow::Result<usize> {
+pub async fn write(db: &Path, out: &Path, budgets: &[Budget]) -> anyhow::Result<usize> {
     if !db.is_file() {
         anyhow::bail!(
             "{}: no such store; run `benchgate ingest` first or pass --db",
@@ -73,7 +98,7 @@ pub async fn write(db: &Path, out: &Path) -> anyhow::Result<usize> {
         );
     }
     let store = Store::open(db).await?;
-    let repositories = load(&store).await;
+    let repositories = load(&store, budgets).await;
     store.close().await;
     let files = site::build(&repositories?);
     for (path, content) in &files {

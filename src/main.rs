@@ -242,6 +242,10 @@ enum Command {
         /// The directory to write the site into.
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
+        /// The policy whose time budgets on medians are drawn on the charts [default:
+        /// benchgate.toml when present].
+        #[arg(long)]
+        config: Option<PathBuf>,
     },
     /// Export every measurement as CSV: one row per measurement with its run, commit, machine,
     /// compiler and statistics (ns per iteration).
@@ -656,8 +660,9 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
             eprintln!("benchgate: exported {rows} measurements");
             Ok(0)
         }
-        Command::Dashboard { db, out } => {
-            let pages = dashboard::write(&db, &out).await?;
+        Command::Dashboard { db, out, config } => {
+            let policy = compare::load_policy(config.as_deref())?;
+            let pages = dashboard::write(&db, &out, &policy.budgets).await?;
             eprintln!(
                 "benchgate: wrote {pages} pages to {}; open {}",
                 out.display(),

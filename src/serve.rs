@@ -106,7 +106,7 @@ async fn pages(
         p if p.ends_with('/') => format!("{p}index.html"),
         p => p.to_owned(),
     };
-    let repositories = match crate::dashboard::load(&state.store).await {
+    let repositories = match crate::dashboard::load(&state.store, &[]).await {
         Ok(r) => r,
         Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, format!("{e:#}"), None),
     };

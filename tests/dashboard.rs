@@ -200,3 +200,37 @@ fn serve_shows_the_same_pages_live() {
     assert_eq!(live, std::fs::read_to_string(&page).unwrap());
     assert_eq!(server.get_text("/nowhere.html").0, 404);
 }
+
+#[test]
+fn time_budgets_on_medians_are_drawn_on_their_charts() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = benchgate(
+        dir.path(),
+        &[
+            "import-history",
+            corpus(RUNE).to_str().unwrap(),
+            "--repo",
+            "rune-rs/rune",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    std::fs::write(
+        dir.path().join("benchgate.toml"),
+        "[[budget]]\nbenchmark = \"primes/*\"\nbound = \"< 6 ms\"\n\n[[budget]]\nbenchmark = \"primes/rune\"\nstatistic = \"p95\"\nbound = \"< 9 ms\"\n",
+    )
+    .unwrap();
+    let out = dir.path().join("site");
+    let output = benchgate(dir.path(), &["dashboard", "--out", out.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let page =
+        |name: &str| std::fs::read_to_string(benchmark_page(&out, "rune-rs/rune", name)).unwrap();
+    let rune = page("primes/rune");
+    assert_eq!(
+        rune.matches("median &lt; 6 ms").count(),
+        1,
+        "the median budget, once; not the p95 one"
+    );
+    assert!(rune.contains("stroke=\"#D97706\""));
+    assert!(page("primes/rhai").contains("median &lt; 6 ms"));
+    assert!(!page("fib_20").contains("#D97706"), "no budget, no line");
+}

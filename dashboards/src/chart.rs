@@ -42,9 +42,24 @@ pub fn format_ns(ns: f64) -> String {
     format!("{value:.digits$} {unit}")
 }
 
+/// A budget drawn on the chart: a horizontal line at a time bound.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BudgetLine {
+    /// What it says, e.g. `median < 150 ns`.
+    pub label: String,
+    /// The bound, ns per iteration.
+    pub ns: f64,
+}
+
 /// The large chart: every point (a circle each), the interval as a band, change points as red
-/// vertical lines, overridden commits as green triangles. `None` for no points.
-pub fn trend_svg(title: &str, points: &[Point], changes: &[ChangePoint]) -> Option<String> {
+/// vertical lines, overridden commits as green triangles, budgets as orange dashed lines.
+/// `None` for no points.
+pub fn trend_svg(
+    title: &str,
+    points: &[Point],
+    changes: &[ChangePoint],
+    budgets: &[BudgetLine],
+) -> Option<String> {
     if points.is_empty() {
         return None;
     }
@@ -110,6 +125,29 @@ pub fn trend_svg(title: &str, points: &[Point], changes: &[ChangePoint]) -> Opti
                 .draw_series(std::iter::once(PathElement::new(
                     vec![(x, y_bottom), (x, y_top)],
                     RED.stroke_width(2),
+                )))
+                .ok()?;
+        }
+        let orange = RGBColor(217, 119, 6);
+        let x_end = (n as f64 - 0.5).max(0.5);
+        for budget in budgets {
+            // Dashes: short segments along the bound.
+            let mut x = -0.5;
+            let dash = (x_end + 0.5) / 60.0;
+            while x < x_end {
+                chart
+                    .draw_series(std::iter::once(PathElement::new(
+                        vec![(x, budget.ns), ((x + dash).min(x_end), budget.ns)],
+                        orange.stroke_width(2),
+                    )))
+                    .ok()?;
+                x += 2.0 * dash;
+            }
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    budget.label.clone(),
+                    (-0.3, budget.ns),
+                    ("sans-serif", 13).into_font().color(&orange),
                 )))
                 .ok()?;
         }

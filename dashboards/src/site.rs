@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use crate::changepoint::{ChangePoint, Config, detect};
-use crate::chart::{Point, format_ns, sparkline_svg, trend_svg};
+use crate::chart::{BudgetLine, Point, format_ns, sparkline_svg, trend_svg};
 
 /// One benchmark's trend on one machine.
 #[derive(Debug, Clone, PartialEq)]
@@ -14,6 +14,8 @@ pub struct Series {
     pub benchmark: String,
     /// Its points, oldest first.
     pub points: Vec<Point>,
+    /// Time budgets on its median, drawn on the chart.
+    pub budgets: Vec<BudgetLine>,
 }
 
 /// One machine (fingerprint) of a repository, with what describes it.
@@ -307,10 +309,15 @@ fn benchmark_page(repository: &Repository, machine: &Machine, row: &Row<'_>) -> 
         escape(&machine.fingerprint[..12.min(machine.fingerprint.len())]),
         escape(&series.benchmark)
     );
-    if let Some(svg) = trend_svg(&series.benchmark, &series.points, &row.changes) {
+    if let Some(svg) = trend_svg(
+        &series.benchmark,
+        &series.points,
+        &row.changes,
+        &series.budgets,
+    ) {
         let _ = write!(
             body,
-            "<div class=\"chart\" id=\"chart\">{svg}</div><p class=\"muted\">Blue: the median time per iteration of each run, with its interval as a band. Red lines: change points. Green triangles: runs where a maintainer overrode the gate.</p>"
+            "<div class=\"chart\" id=\"chart\">{svg}</div><p class=\"muted\">Blue: the median time per iteration of each run, with its interval as a band. Red lines: change points. Green triangles: runs where a maintainer overrode the gate. Orange dashes: budgets.</p>"
         );
     }
     body.push_str("<h2>Change points</h2>");

@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
 
 use benchgate_dashboards::changepoint::{Config, detect};
-use benchgate_dashboards::chart::{Point, sparkline_svg, trend_svg};
+use benchgate_dashboards::chart::{BudgetLine, Point, sparkline_svg, trend_svg};
 
 fn points() -> Vec<Point> {
     let values = [
@@ -31,7 +31,12 @@ fn a_step_with_its_change_point_and_an_override() {
     let values: Vec<f64> = points.iter().map(|p| p.value).collect();
     let changes = detect(&values, &Config::default());
     assert_eq!(changes.iter().map(|c| c.index).collect::<Vec<_>>(), vec![8]);
-    let svg = trend_svg("parse/json", &points, &changes).unwrap();
+    let budget = BudgetLine {
+        label: "median < 130 ns".into(),
+        ns: 130.0,
+    };
+    let svg = trend_svg("parse/json", &points, &changes, &[budget]).unwrap();
+    assert!(svg.contains("median &lt; 130 ns") || svg.contains("median < 130 ns"));
     assert_eq!(svg.matches("<circle").count(), points.len());
     insta::assert_snapshot!("trend_step", svg);
     insta::assert_snapshot!("sparkline_step", sparkline_svg(&values));
