@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The action's main step: run the mode asked for. Inputs arrive as environment variables only
+# (never `${{ }}` inside a script). benchgate writes the step outputs and the job summary.
+set -euo pipefail
+
+mode="${INPUT_MODE:-ab}"
+config_args=()
+if [ -n "${INPUT_CONFIG:-}" ] && [ -f "$INPUT_CONFIG" ]; then
+    config_args=(--config "$INPUT_CONFIG")
+fi
+warn_args=()
+if [ "${INPUT_WARN_ONLY:-false}" = true ]; then
+    warn_args=(--warn-only)
+fi
+collector_args=()
+if [ -n "${INPUT_COLLECTOR_URL:-}" ]; then
+    collector_args=(--collector "$INPUT_COLLECTOR_URL")
+    export BENCHGATE_TOKEN="${INPUT_COLLECTOR_TOKEN:-}"
+fi
+read -r -a bench_command <<< "${INPUT_BENCH_COMMAND:-cargo bench --workspace}"
+
+head_sha() {
+    # The pull request's head, not GITHUB_SHA (the merge commit).
+    sed -n 's/.*"head": *{[^}]*"sha": *"\([0-9a-f]\{40\}\)".*/\1/p' "$GITHUB_EVENT_PATH" | head -1
+}
+
+case "$mode" in
+    ab)
+        base_ref="${GITHUB_BASE_REF:+origin/$GITHUB_BASE_REF}"
+        base_ref="${base_ref:-HEAD~1}"
+        git fetch --no-tags --depth=50 origin "${GITHUB_BASE_REF:-}" 2>/dev/null || true
+        benchgate ab --base-ref "$base_ref" --head-ref HEAD --rounds "${INPUT_ROUNDS:-3}" \
+            --kind pr "${config_args[@]}" "${warn_args[@]}" --publish \
+            --out-json perf-summary.json --out-md perf-summary.md -- "${bench_command[@]}"
+        ;;
+    pr)
+        "${bench_command[@]}"
+        sha="$(head_sha)"
+        run="$(benchgate ingest --kind pr --commit "${sha:-$(git rev-parse HEAD)}")"
+        if [ ${#collector_args[@]} -gt 0 ]; then
+            run="$(benchgate upload "$run" "${collector_args[@]}")"
+        fi
+        benchgate gate --head "$run" "${collector_args[@]}" "${config_args[@]}" "${warn_args[@]}" \
+            --publish --out-json perf-summary.json --out-md perf-summary.md
+        ;;
+    nightly)
+        "${bench_command[@]}"
+        run="$(benchgate ingest --kind nightly)"
+        if [ ${#collector_args[@]} -gt 0 ]; then
+            benchgate upload "$run" "${collector_args[@]}"
+        fi
+        benchgate dashboard --out "${RUNNER_TEMP:-/tmp}/benchgate-site" "${config_args[@]}"
+        echo "site=${RUNNER_TEMP:-/tmp}/benchgate-site" >> "$GITHUB_OUTPUT"
+        ;;
+    override)
+        benchgate override
+        ;;
+    publish)
+        benchgate publish --from-artifact "${BENCHGATE_ARTIFACT_DIR:-benchgate-artifact}" "${warn_args[@]}"
+        ;;
+    *)
+        echo "::error title=benchgate::unknown mode '$mode' (pr, ab, nightly, override, publish)"
+        exit 2
+        ;;
+esac
