@@ -91,13 +91,7 @@ fn lines(budgets: &[Budget], benchmark: &str) -> Vec<BudgetLine> {
 
 /// `benchgate dashboard --out DIR`: writes the static site; returns the number of pages.
 pub async fn write(db: &Path, out: &Path, budgets: &[Budget]) -> anyhow::Result<usize> {
-    if !db.is_file() {
-        anyhow::bail!(
-            "{}: no such store; run `benchgate ingest` first or pass --db",
-            db.display()
-        );
-    }
-    let store = Store::open(db).await?;
+    let store = crate::open_existing_store(db).await?;
     let repositories = load(&store, budgets).await;
     store.close().await;
     let files = site::build(&repositories?);

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::SystemTime;
 
 use anyhow::Context as _;
-use benchgate_collector::{ExportRow, RepositoryName, Store};
+use benchgate_collector::{ExportRow, RepositoryName};
 
 /// The CSV header, in column order.
 pub const HEADER: [&str; 29] = [
@@ -112,13 +112,7 @@ pub async fn export(
     since: Option<SystemTime>,
     out: &mut dyn Write,
 ) -> anyhow::Result<usize> {
-    if !db.is_file() {
-        anyhow::bail!(
-            "{}: no such store; run `benchgate ingest` first or pass --db",
-            db.display()
-        );
-    }
-    let store = Store::open(db).await?;
+    let store = crate::open_existing_store(db).await?;
     writeln!(out, "{}", HEADER.join(","))?;
     let rows = store
         .for_each_export_row(repository, since, |row| writeln!(out, "{}", record(row)))

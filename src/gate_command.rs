@@ -97,13 +97,7 @@ pub async fn gate(
         let source = Source::Remote(Collector::new(url, repository)?);
         return decide(&source, head_id, base_commit, &policy, outputs).await;
     }
-    if !db.is_file() {
-        anyhow::bail!(
-            "{}: no such store; run `benchgate ingest` first or pass --db",
-            db.display()
-        );
-    }
-    let store = Store::open(db).await?;
+    let store = crate::open_existing_store(db).await?;
     let outcome = decide(
         &Source::Local(store.clone()),
         head_id,

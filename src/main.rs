@@ -969,7 +969,7 @@ fn read_profile_file(path: &Path) -> anyhow::Result<HardwareProfile> {
 }
 
 /// Opens a store that must already exist (reading commands never create one).
-async fn open_existing_store(db: &Path) -> anyhow::Result<Store> {
+pub(crate) async fn open_existing_store(db: &Path) -> anyhow::Result<Store> {
     if !db.is_file() {
         bail!(
             "{}: no such store; run `benchgate ingest` first or pass --db",

@@ -222,14 +222,16 @@ pub async fn handle_event(
 /// summary and table stay. Without check permission, the commit status says it.
 async fn reconclude(github: &GitHub, sha: &str, note: &OverrideNote) -> anyhow::Result<()> {
     let title = override_title(note);
-    let found = github.find_check_run(sha, CHECK_NAME).await;
-    let previous = match &found {
-        Ok(run) => run.clone(),
+    // Without `checks: write` even the lookup is refused: the status stands in. Any other
+    // failure is an error, never a reason to create a second check run.
+    let previous = match github.find_check_run(sha, CHECK_NAME).await {
+        Ok(run) => Some(run),
         Err(e) if e.is_forbidden() => None,
-        Err(_) => None,
+        Err(e) => return Err(e.into()),
     };
     let (summary, text) = previous
         .as_ref()
+        .and_then(|run| run.as_ref())
         .and_then(|run| run.output.clone())
         .map(|o| (o.summary.unwrap_or_default(), o.text.unwrap_or_default()))
         .unwrap_or_default();
@@ -241,10 +243,10 @@ async fn reconclude(github: &GitHub, sha: &str, note: &OverrideNote) -> anyhow::
         "completed_at": now_rfc3339(),
         "output": { "title": output.title, "summary": output.summary, "text": output.text },
     });
-    let result = match (&found, previous) {
-        (Err(e), _) if e.is_forbidden() => None,
-        (_, Some(run)) => Some(github.update_check_run(run.id, &body).await.map(drop)),
-        (_, None) => {
+    let result = match previous {
+        None => None,
+        Some(Some(run)) => Some(github.update_check_run(run.id, &body).await.map(drop)),
+        Some(None) => {
             let mut create = body.clone();
             create["head_sha"] = json!(sha);
             Some(github.create_check_run(&create).await.map(drop))

@@ -148,18 +148,8 @@ fn the_static_site_renders_in_chromium_with_every_point() {
             &format!("--screenshot={}", shot.display()),
         ],
     );
-    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
-    let mut reader = decoder.read_info().unwrap();
-    let mut buffer = vec![0; reader.output_buffer_size().unwrap()];
-    let info = reader.next_frame(&mut buffer).unwrap();
-    let channels = info.color_type.samples();
-    let pixels = &buffer[..info.buffer_size()];
-    let inked = pixels
-        .chunks(channels)
-        .filter(|p| p.iter().take(3).any(|c| *c < 200))
-        .count();
-    let share = inked as f64 / (pixels.len() / channels) as f64;
-    assert!((info.width, info.height) == (1200, 900));
+    let (width, height, share) = drawn(&shot);
+    assert_eq!((width, height), (1200, 900));
     assert!(
         share > 0.02,
         "only {:.2}% of the screenshot is drawn",
@@ -176,7 +166,32 @@ fn the_static_site_renders_in_chromium_with_every_point() {
             &format!("--screenshot={}", narrow.display()),
         ],
     );
-    assert!(narrow.is_file());
+    let (width, _, share) = drawn(&narrow);
+    assert_eq!(width, 390);
+    assert!(
+        share > 0.02,
+        "only {:.2}% of the phone screenshot is drawn",
+        share * 100.0
+    );
+}
+
+/// A PNG's width, height, and the share of its pixels that are not near-white.
+fn drawn(path: &Path) -> (u32, u32, f64) {
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buffer = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buffer).unwrap();
+    let channels = info.color_type.samples();
+    let pixels = &buffer[..info.buffer_size()];
+    let inked = pixels
+        .chunks(channels)
+        .filter(|p| p.iter().take(3).any(|c| *c < 200))
+        .count();
+    (
+        info.width,
+        info.height,
+        inked as f64 / (pixels.len() / channels) as f64,
+    )
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! SVG charts: the large trend chart of one benchmark (plotters) and the index's sparklines.
 
+pub use benchgate_gate::report::format_ns;
 use plotters::prelude::*;
 
 use crate::changepoint::ChangePoint;
@@ -19,27 +20,6 @@ pub struct Point {
     pub upper: f64,
     /// A maintainer overrode the gate at this commit.
     pub overridden: bool,
-}
-
-/// A time in ns as people read it, three significant digits.
-pub fn format_ns(ns: f64) -> String {
-    let (value, unit) = if ns >= 1e9 {
-        (ns / 1e9, "s")
-    } else if ns >= 1e6 {
-        (ns / 1e6, "ms")
-    } else if ns >= 1e3 {
-        (ns / 1e3, "µs")
-    } else {
-        (ns, "ns")
-    };
-    let digits = if value >= 100.0 {
-        0
-    } else if value >= 10.0 {
-        1
-    } else {
-        2
-    };
-    format!("{value:.digits$} {unit}")
 }
 
 /// A budget drawn on the chart: a horizontal line at a time bound.

@@ -93,11 +93,13 @@ pub fn slug(id: &str) -> String {
     format!("{readable}-{:08x}", hash as u32)
 }
 
+/// The first 12 digits of a fingerprint: its directory and its name for people.
+fn short(fingerprint: &str) -> &str {
+    &fingerprint[..fingerprint.len().min(12)]
+}
+
 fn machine_dir(repository: &str, machine: &Machine) -> String {
-    format!(
-        "{repository}/{}",
-        &machine.fingerprint[..machine.fingerprint.len().min(12)]
-    )
+    format!("{repository}/{}", short(&machine.fingerprint))
 }
 
 fn percent(ratio: f64) -> String {
@@ -153,7 +155,7 @@ pub fn build(repositories: &[Repository]) -> Vec<(String, String)> {
                 root,
                 "<li><a href=\"{}/index.html\">{}</a> <span class=\"muted\">{} benchmarks · {}</span></li>",
                 escape(&machine_dir(&repository.name, machine)),
-                escape(&machine.fingerprint[..machine.fingerprint.len().min(12)]),
+                escape(short(&machine.fingerprint)),
                 machine.series.len(),
                 escape(&describe(machine))
             );
@@ -204,7 +206,7 @@ fn machine_index(repository: &Repository, machine: &Machine, rows: &[Row<'_>]) -
     let mut body = format!(
         "<h1>{}</h1><p class=\"muted\">Machine <code>{}</code>: {}</p>",
         escape(&repository.name),
-        escape(&machine.fingerprint[..machine.fingerprint.len().min(12)]),
+        escape(short(&machine.fingerprint)),
         escape(&describe(machine))
     );
     // The fingerprint selector, with what differs between machines.
@@ -215,7 +217,7 @@ fn machine_index(repository: &Repository, machine: &Machine, rows: &[Row<'_>]) -
                 let _ = write!(
                     body,
                     "<li><strong>{}</strong> (this one)</li>",
-                    escape(&other.fingerprint[..12.min(other.fingerprint.len())])
+                    escape(short(&other.fingerprint))
                 );
                 continue;
             }
@@ -236,8 +238,8 @@ fn machine_index(repository: &Repository, machine: &Machine, rows: &[Row<'_>]) -
             let _ = write!(
                 body,
                 "<li><a href=\"../{}/index.html\">{}</a> <span class=\"muted\">{}</span></li>",
-                escape(&other.fingerprint[..12.min(other.fingerprint.len())]),
-                escape(&other.fingerprint[..12.min(other.fingerprint.len())]),
+                escape(short(&other.fingerprint)),
+                escape(short(&other.fingerprint)),
                 escape(&differs.join("; "))
             );
         }
@@ -306,7 +308,7 @@ fn benchmark_page(repository: &Repository, machine: &Machine, row: &Row<'_>) -> 
     let mut body = format!(
         "<p><a href=\"../index.html\">{} · {}</a></p><h1>{}</h1>",
         escape(&repository.name),
-        escape(&machine.fingerprint[..12.min(machine.fingerprint.len())]),
+        escape(short(&machine.fingerprint)),
         escape(&series.benchmark)
     );
     if let Some(svg) = trend_svg(
@@ -368,17 +370,8 @@ fn benchmark_page(repository: &Repository, machine: &Machine, row: &Row<'_>) -> 
 
 /// `YYYY-MM-DD` of a time in ms since the epoch (UTC).
 fn date(ms: u64) -> String {
-    // Civil from days (Howard Hinnant's algorithm).
-    let days = (ms / DAY_MS) as i64 + 719_468;
-    let era = days.div_euclid(146_097);
-    let doe = days.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}")
+    let time = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms);
+    humantime::format_rfc3339_seconds(time).to_string()[..10].to_owned()
 }
 
 #[cfg(test)]

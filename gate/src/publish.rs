@@ -270,9 +270,10 @@ pub fn fit(markdown: &str, limit: usize, measure: Measure) -> String {
     }
 }
 
-/// Whether the table whose separator is at `separator` keeps any of the first `kept` rows.
+/// Whether the table whose separator is at `separator` keeps any of the first `kept` rows
+/// (`rows` is in line order, so the kept ones are a sorted prefix).
 fn rows_after(rows: &[usize], separator: usize, kept: usize) -> bool {
-    rows[..kept].contains(&(separator + 1))
+    rows[..kept].binary_search(&(separator + 1)).is_ok()
 }
 
 fn capitalize(text: &str) -> String {
