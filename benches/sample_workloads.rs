@@ -1,11 +1,292 @@
-//! Sample workloads for demos and end-to-end tests: small, quick benchmarks that exercise every
-//! throughput kind and the awkward ids real projects use (spaces, `::`, slashes, brackets,
-//! non-ASCII). Run with `cargo bench --bench sample_workloads`.
+//! Sample workloads for demos and end-to-end tests: small, quick benchmarks shaped like the ones
+//! the projects benchgate is for measure (AEAD seal and open on 16 KiB, message framing, a
+//! key-exchange handshake over loopback TCP), plus ones that exercise every throughput kind and
+//! the awkward ids real projects use (spaces, `::`, slashes, brackets, non-ASCII).
+//!
+//! Run with `cargo bench --bench sample_workloads`; `-- '^(aead|framing|handshake)/'` runs the
+//! protocol workloads alone.
+//!
+//! `BENCHGATE_SAMPLE_SLOWDOWN=ID=N` does the work of every benchmark whose id contains `ID` N
+//! times per iteration: a regression of known size, for demos and the Action's end-to-end test.
+
+#![allow(
+    clippy::expect_used,
+    reason = "a benchmark that cannot set up has nothing to measure"
+)]
 
 use std::hint::black_box;
+use std::io::{Read as _, Write as _};
+use std::net::{TcpListener, TcpStream};
+use std::sync::OnceLock;
 use std::time::Duration;
 
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use ring::aead::{AES_256_GCM, Aad, CHACHA20_POLY1305, LessSafeKey, Nonce, UnboundKey};
+use ring::agreement::{EphemeralPrivateKey, UnparsedPublicKey, X25519, agree_ephemeral};
+use ring::hkdf::{HKDF_SHA256, Salt};
+use ring::rand::{SecureRandom as _, SystemRandom};
+
+/// How many times a benchmark does its work per iteration: 1, or N for an id that
+/// `BENCHGATE_SAMPLE_SLOWDOWN=ID=N` names.
+fn repeats(id: &str) -> usize {
+    static SLOWDOWN: OnceLock<Option<(String, usize)>> = OnceLock::new();
+    let slowdown = SLOWDOWN.get_or_init(|| {
+        let value = std::env::var("BENCHGATE_SAMPLE_SLOWDOWN").ok()?;
+        let (name, times) = value.rsplit_once('=')?;
+        let times = times.trim().parse().unwrap_or_else(|_| {
+            panic!("BENCHGATE_SAMPLE_SLOWDOWN={value}: the count after '=' is not a whole number")
+        });
+        Some((name.to_owned(), times))
+    });
+    match slowdown {
+        Some((name, times)) if id.contains(name.as_str()) => *times,
+        _ => 1,
+    }
+}
+
+const PAYLOAD: usize = 16 * 1024;
+
+fn aead_key(algorithm: &'static ring::aead::Algorithm) -> LessSafeKey {
+    let bytes: Vec<u8> = (0..algorithm.key_len()).map(|i| i as u8 ^ 0x5c).collect();
+    LessSafeKey::new(UnboundKey::new(algorithm, &bytes).expect("a key of the algorithm's length"))
+}
+
+fn nonce(counter: u64) -> Nonce {
+    let mut bytes = [0u8; 12];
+    bytes[4..].copy_from_slice(&counter.to_be_bytes());
+    Nonce::assume_unique_for_key(bytes)
+}
+
+/// AEAD seal and open of a 16 KiB record, as a secure channel does per record.
+fn aead(c: &mut Criterion) {
+    let mut group = c.benchmark_group("aead");
+    group.throughput(Throughput::Bytes(PAYLOAD as u64));
+    for (name, algorithm) in [
+        ("chacha20-poly1305", &CHACHA20_POLY1305),
+        ("aes-256-gcm", &AES_256_GCM),
+    ] {
+        let key = aead_key(algorithm);
+        let id = format!("seal/{name}/16 KiB");
+        let times = repeats(&format!("aead/{id}"));
+        let mut record = vec![0x42u8; PAYLOAD];
+        let mut counter = 0u64;
+        group.bench_function(&id, |b| {
+            b.iter(|| {
+                for _ in 0..times {
+                    counter += 1;
+                    let tag = key
+                        .seal_in_place_separate_tag(nonce(counter), Aad::from(b"hdr"), &mut record)
+                        .expect("sealing 16 KiB");
+                    black_box(tag.as_ref()[0]);
+                }
+            })
+        });
+
+        let mut sealed = vec![0x42u8; PAYLOAD];
+        key.seal_in_place_append_tag(nonce(0), Aad::from(b"hdr"), &mut sealed)
+            .expect("sealing 16 KiB");
+        let id = format!("open/{name}/16 KiB");
+        let times = repeats(&format!("aead/{id}"));
+        group.bench_function(&id, |b| {
+            b.iter_batched_ref(
+                || vec![sealed.clone(); times],
+                |records| {
+                    for record in records.iter_mut() {
+                        let plain = key
+                            .open_in_place(nonce(0), Aad::from(b"hdr"), record)
+                            .expect("the record opens");
+                        black_box(plain.len());
+                    }
+                },
+                BatchSize::SmallInput,
+            )
+        });
+    }
+    group.finish();
+}
+
+/// Writes `value` as a LEB128 varint.
+fn put_varint(out: &mut Vec<u8>, mut value: u64) {
+    while value >= 0x80 {
+        out.push((value as u8) | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
+/// Reads a LEB128 varint at `at`, advancing it; `None` if cut short or longer than 10 bytes.
+fn get_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
+    let mut value = 0u64;
+    for shift in (0..70).step_by(7) {
+        let byte = *bytes.get(*at)?;
+        *at += 1;
+        value |= u64::from(byte & 0x7f) << shift;
+        if byte & 0x80 == 0 {
+            return Some(value);
+        }
+    }
+    None
+}
+
+/// Frames: a varint length, a type byte, a varint stream id, then the payload.
+fn encode_frames(messages: &[(u8, u64, Vec<u8>)], out: &mut Vec<u8>) {
+    out.clear();
+    for (kind, stream, payload) in messages {
+        put_varint(out, payload.len() as u64);
+        out.push(*kind);
+        put_varint(out, *stream);
+        out.extend_from_slice(payload);
+    }
+}
+
+/// Decodes every frame, checking bounds and summing each payload as a reader would touch it;
+/// returns (frames, payload bytes, a checksum of stream ids and payloads).
+fn decode_frames(bytes: &[u8]) -> Option<(usize, usize, u64)> {
+    let (mut at, mut frames, mut payload, mut streams) = (0usize, 0usize, 0usize, 0u64);
+    while at < bytes.len() {
+        let len = usize::try_from(get_varint(bytes, &mut at)?).ok()?;
+        let kind = *bytes.get(at)?;
+        at += 1;
+        streams ^= get_varint(bytes, &mut at)? ^ u64::from(kind);
+        let body = bytes.get(at..at.checked_add(len)?)?;
+        streams = streams.wrapping_add(body.iter().map(|&b| u64::from(b)).sum::<u64>());
+        payload += body.len();
+        at += len;
+        frames += 1;
+    }
+    Some((frames, payload, streams))
+}
+
+/// Message framing: encode and decode 256 messages of mixed sizes (16 B to 1.5 KiB).
+fn framing(c: &mut Criterion) {
+    let messages: Vec<(u8, u64, Vec<u8>)> = (0..256u64)
+        .map(|i| {
+            let len = [16usize, 64, 200, 1500][(i % 4) as usize];
+            ((i % 7) as u8, i * 4 + 1, vec![(i % 251) as u8; len])
+        })
+        .collect();
+    let mut wire = Vec::new();
+    encode_frames(&messages, &mut wire);
+    let mut group = c.benchmark_group("framing");
+    group.throughput(Throughput::Bytes(wire.len() as u64));
+    let times = repeats("framing/encode");
+    let mut out = Vec::with_capacity(wire.len());
+    group.bench_function("encode/256 messages", |b| {
+        b.iter(|| {
+            for _ in 0..times {
+                encode_frames(black_box(&messages), &mut out);
+            }
+            out.len()
+        })
+    });
+    let times = repeats("framing/decode");
+    group.bench_function("decode/256 messages", |b| {
+        b.iter(|| {
+            let mut decoded = None;
+            for _ in 0..times {
+                decoded = Some(decode_frames(black_box(&wire)).expect("the frames decode"));
+            }
+            decoded
+        })
+    });
+    group.finish();
+}
+
+/// Derives a 32-byte key for `label` from a shared secret and the transcript.
+fn derive(secret: &[u8], transcript: &[u8], label: &[u8]) -> LessSafeKey {
+    struct Len32;
+    impl ring::hkdf::KeyType for Len32 {
+        fn len(&self) -> usize {
+            32
+        }
+    }
+    let prk = Salt::new(HKDF_SHA256, transcript).extract(secret);
+    let info = [label];
+    let okm = prk.expand(&info, Len32).expect("32 bytes of HKDF output");
+    let mut key = [0u8; 32];
+    okm.fill(&mut key).expect("32 bytes");
+    LessSafeKey::new(UnboundKey::new(&CHACHA20_POLY1305, &key).expect("a 32-byte key"))
+}
+
+fn crypto(_: ring::error::Unspecified) -> std::io::Error {
+    std::io::Error::other("a cryptographic operation failed")
+}
+
+/// One side of the handshake: send our ephemeral X25519 key and nonce, read the peer's, agree,
+/// and derive the key; the server then proves it with a sealed transcript the client opens.
+fn handshake(stream: &mut TcpStream, server: bool, rng: &SystemRandom) -> std::io::Result<()> {
+    let private = EphemeralPrivateKey::generate(&X25519, rng).map_err(crypto)?;
+    let public = private.compute_public_key().map_err(crypto)?;
+    let mut hello = [0u8; 64];
+    hello[..32].copy_from_slice(public.as_ref());
+    rng.fill(&mut hello[32..]).map_err(crypto)?;
+    let mut peer = [0u8; 64];
+    if server {
+        stream.read_exact(&mut peer)?;
+        stream.write_all(&hello)?;
+    } else {
+        stream.write_all(&hello)?;
+        stream.read_exact(&mut peer)?;
+    }
+    let (client_hello, server_hello) = if server {
+        (&peer, &hello)
+    } else {
+        (&hello, &peer)
+    };
+    let transcript = [&client_hello[..], &server_hello[..]].concat();
+    let key = agree_ephemeral(
+        private,
+        &UnparsedPublicKey::new(&X25519, &peer[..32]),
+        |secret| derive(secret, &transcript, b"finished"),
+    )
+    .map_err(crypto)?;
+    let mut finished = transcript.clone();
+    if server {
+        key.seal_in_place_append_tag(nonce(1), Aad::empty(), &mut finished)
+            .map_err(crypto)?;
+        stream.write_all(&finished)
+    } else {
+        let mut sealed = vec![0u8; transcript.len() + CHACHA20_POLY1305.tag_len()];
+        stream.read_exact(&mut sealed)?;
+        let opened = key
+            .open_in_place(nonce(1), Aad::empty(), &mut sealed)
+            .map_err(crypto)?;
+        if opened != transcript.as_slice() {
+            return Err(std::io::Error::other(
+                "the server's finished does not match",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A handshake over loopback TCP: connect, exchange X25519 keys, derive with HKDF-SHA256, and
+/// check the server's sealed finished message.
+fn handshakes(c: &mut Criterion) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+    let address = listener.local_addr().expect("the port's address");
+    std::thread::spawn(move || {
+        let rng = SystemRandom::new();
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let _ = stream.set_nodelay(true);
+            let _ = handshake(&mut stream, true, &rng);
+        }
+    });
+    let rng = SystemRandom::new();
+    let times = repeats("handshake/x25519");
+    let mut group = c.benchmark_group("handshake");
+    group.bench_function("x25519 + hkdf + chacha20-poly1305/loopback tcp", |b| {
+        b.iter(|| {
+            for _ in 0..times {
+                let mut stream = TcpStream::connect(address).expect("connect over loopback");
+                stream.set_nodelay(true).expect("TCP_NODELAY");
+                handshake(&mut stream, false, &rng).expect("the handshake completes");
+            }
+        })
+    });
+    group.finish();
+}
 
 /// Sums the decimal numbers of a comma-separated line.
 fn parse_numbers(line: &str) -> u64 {
@@ -154,6 +435,6 @@ fn quick() -> Criterion {
 criterion_group! {
     name = benches;
     config = quick();
-    targets = parsing, hashing, sorting, bits, latency_only
+    targets = aead, framing, handshakes, parsing, hashing, sorting, bits, latency_only
 }
 criterion_main!(benches);

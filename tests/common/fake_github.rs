@@ -52,6 +52,8 @@ pub struct Data {
     pub permissions: HashMap<String, &'static str>,
     pub pulls: HashMap<u64, String>,
     pub faults: VecDeque<Fault>,
+    /// Static files answered to a GET of their path without a token (release downloads).
+    pub files: HashMap<String, Vec<u8>>,
     next_id: u64,
 }
 
@@ -295,6 +297,11 @@ async fn handle(
     let d = &mut *guard;
     let path = uri.path().to_owned();
     let query = uri.query().unwrap_or("").to_owned();
+    if method == Method::GET
+        && let Some(bytes) = d.files.get(&path)
+    {
+        return (StatusCode::OK, bytes.clone()).into_response();
+    }
     let body: Value = if body.is_empty() {
         Value::Null
     } else {

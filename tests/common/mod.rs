@@ -3,6 +3,7 @@
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)] // each test file uses a subset
 
+pub mod actions;
 pub mod fake_github;
 pub mod server;
 

@@ -1,0 +1,429 @@
+//! The Action end to end: `action.yml`'s steps run by a small composite-action runner (see
+//! `common/actions.rs`) the way GitHub's runner does, with benchgate installed from a release
+//! archive checked against its SHA-256, the sample workloads benchmarked for real, runs kept by a
+//! real `benchgate serve`, and the local fake GitHub API taking the comment and the check.
+//!
+//! The story of one pull request: a nightly run on `main` stores the baseline in the service; a
+//! pull request doubles the work of one AEAD benchmark and gets one comment and a failing
+//! `benchgate` check; a writer's `/benchgate override <reason>` turns the check green; a second
+//! push is gated afresh and updates the same comment.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::actions::{ActionRun, Job, Outcome};
+use common::fake_github::{self, FakeGitHub};
+use common::server::Server;
+use common::*;
+use serde_json::{Value, json};
+use sha2::Digest as _;
+
+const VERSION: &str = "v0.0.0-e2e";
+/// The benchmark the pull request slows down, and by how much (its work done twice).
+const SLOWED: &str = "aead/seal/chacha20-poly1305/16 KiB";
+const SLOWDOWN: &str = "aead/seal/chacha20-poly1305=2";
+/// The protocol workloads: AEAD seal and open, framing, the loopback handshake.
+const WORKLOADS: &str = "^(aead|framing|handshake)/";
+const REPOSITORY: &str = "acme/rocket";
+
+fn release_target() -> &'static str {
+    match std::env::consts::ARCH {
+        "x86_64" => "x86_64-unknown-linux-gnu",
+        "aarch64" => "aarch64-unknown-linux-gnu",
+        other => panic!("no release target for {other}"),
+    }
+}
+
+/// Puts this build of benchgate on the fake's download host as release VERSION, packed the way
+/// release.yml packs it (a tar.gz of the binary and a `sha256sum` line); returns the
+/// `download-url` input.
+fn publish_release(github: &FakeGitHub, dir: &Path, checksum_of: Option<&[u8]>) -> String {
+    let binary = PathBuf::from(env!("CARGO_BIN_EXE_benchgate"));
+    let archive_name = format!("benchgate-{VERSION}-{}.tar.gz", release_target());
+    let archive = dir.join(&archive_name);
+    let status = Command::new("tar")
+        .arg("-czf")
+        .arg(&archive)
+        .arg("-C")
+        .arg(binary.parent().unwrap())
+        .arg("benchgate")
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let bytes = std::fs::read(&archive).unwrap();
+    let digest = sha2::Sha256::digest(checksum_of.unwrap_or(&bytes));
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    let base = "/releases/download";
+    let mut data = github.data();
+    data.files
+        .insert(format!("{base}/{VERSION}/{archive_name}"), bytes);
+    data.files.insert(
+        format!("{base}/{VERSION}/{archive_name}.sha256"),
+        format!("{hex}  {archive_name}\n").into_bytes(),
+    );
+    format!("{}{base}", github.api_url)
+}
+
+/// A repository with `main` at A and a pull request branch `feature` of two commits, B and C.
+fn repository(dir: &Path) -> [String; 3] {
+    std::fs::create_dir_all(dir).unwrap();
+    git(dir, &["init", "-q", "-b", "main"]);
+    std::fs::write(dir.join("README.md"), "rocket\n").unwrap();
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "-q", "-m", "A"]);
+    let a = git(dir, &["rev-parse", "HEAD"]);
+    git(dir, &["checkout", "-q", "-b", "feature"]);
+    std::fs::write(dir.join("seal.rs"), "// seal twice\n").unwrap();
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "-q", "-m", "B"]);
+    let b = git(dir, &["rev-parse", "HEAD"]);
+    std::fs::write(dir.join("seal.rs"), "// seal twice, documented\n").unwrap();
+    git(dir, &["commit", "-q", "-am", "C"]);
+    let c = git(dir, &["rev-parse", "HEAD"]);
+    [a, b, c]
+}
+
+/// The bench command the action is given: the sample workloads of this checkout, the protocol
+/// ones only (the `-- --noplot` of the README's demo, plus a filter).
+fn bench_command() -> String {
+    format!(
+        "cargo bench --locked --manifest-path {}/Cargo.toml --bench sample_workloads -- --noplot {WORKLOADS}",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+struct World {
+    root: tempfile::TempDir,
+    github: FakeGitHub,
+    server: Server,
+    token: String,
+    collector_url: String,
+    download_url: String,
+    workspace: PathBuf,
+    commits: [String; 3],
+}
+
+impl World {
+    fn new() -> Self {
+        let root = tempfile::tempdir().unwrap();
+        let github = FakeGitHub::start("");
+        let db = root.path().join("service.db");
+        let output = benchgate(
+            root.path(),
+            &[
+                "token",
+                "create",
+                "--repo",
+                REPOSITORY,
+                "--db",
+                db.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        let token = stdout(&output).trim().to_owned();
+        let server = Server::start(&db, &[], None);
+        let download_url = publish_release(&github, root.path(), None);
+        let workspace = root.path().join("rocket");
+        let commits = repository(&workspace);
+        let collector_url = format!("http://{}", server.address);
+        Self {
+            root,
+            github,
+            server,
+            token,
+            collector_url,
+            download_url,
+            workspace,
+            commits,
+        }
+    }
+
+    /// A job on a fresh runner: its own RUNNER_TEMP and Criterion output, and the workspace
+    /// checked out at `checkout` without the last job's local store.
+    fn job(&self, name: &str, event_name: &str, event: Value, checkout: &str) -> Job {
+        git(&self.workspace, &["checkout", "-q", checkout]);
+        let _ = std::fs::remove_dir_all(self.workspace.join(".benchgate"));
+        let temp = self.root.path().join("runners").join(name);
+        let pull = event.get("pull_request").is_some();
+        let mut github = std::collections::BTreeMap::new();
+        for (key, value) in [
+            ("token", fake_github::TOKEN),
+            ("repository", REPOSITORY),
+            ("run_id", "4242"),
+            ("api_url", &self.github.api_url),
+            // A pull request's GITHUB_SHA is its merge commit, which benchgate must not gate.
+            (
+                "sha",
+                if pull {
+                    "9999999999999999999999999999999999999999"
+                } else {
+                    checkout
+                },
+            ),
+            (
+                "ref",
+                if pull {
+                    "refs/pull/7/merge"
+                } else {
+                    "refs/heads/main"
+                },
+            ),
+            ("ref_name", if pull { "7/merge" } else { "main" }),
+            ("base_ref", if pull { "main" } else { "" }),
+            ("head_ref", if pull { "feature" } else { "" }),
+        ] {
+            github.insert(key.to_owned(), value.to_owned());
+        }
+        let mut env = std::collections::BTreeMap::new();
+        env.insert(
+            "CRITERION_HOME".to_owned(),
+            temp.join("criterion").display().to_string(),
+        );
+        Job {
+            action_dir: PathBuf::from(env!("CARGO_MANIFEST_DIR")),
+            workspace: self.workspace.clone(),
+            cache: self.root.path().join("actions-cache"),
+            temp,
+            event_name: event_name.to_owned(),
+            event,
+            github,
+            env,
+        }
+    }
+
+    /// The inputs every run here gives: the release, the service and its token.
+    fn with<'a>(&'a self, mode: &'a str) -> Vec<(&'a str, &'a str)> {
+        vec![
+            ("mode", mode),
+            ("version", VERSION),
+            ("download-url", &self.download_url),
+            ("collector-url", &self.collector_url),
+            ("collector-token", &self.token),
+        ]
+    }
+
+    fn service_runs(&self) -> Vec<Value> {
+        let (status, runs) = self.server.get(&format!("/api/v1/repos/{REPOSITORY}/runs"));
+        assert_eq!(status, 200, "{runs}");
+        runs.as_array().unwrap().clone()
+    }
+}
+
+fn report(run: &ActionRun) -> Value {
+    let path = &run.outputs["report-path"];
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn benchmark<'a>(report: &'a Value, id: &str) -> &'a Value {
+    report["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["id"] == id)
+        .unwrap_or_else(|| panic!("no {id} in {report:#}"))
+}
+
+#[test]
+fn a_pull_request_end_to_end() {
+    let world = World::new();
+    let [a, b, c] = world.commits.clone();
+    let bench = bench_command();
+
+    // 1. The nightly run on main: stored in the service, the dashboard built, nothing gated.
+    let job = world.job("nightly", "schedule", json!({"schedule": "0 3 * * *"}), &a);
+    let mut with = world.with("nightly");
+    with.push(("bench-command", &bench));
+    let nightly = job.run(&with);
+    assert!(nightly.succeeded(), "{}", nightly.logs());
+    assert_eq!(
+        nightly.step("Restore the store (no collector)").outcome,
+        Outcome::Skipped,
+        "with a collector the store is the service's"
+    );
+    assert!(
+        nightly
+            .step("Install benchgate")
+            .log
+            .contains(&format!("installed {VERSION} for {}", release_target())),
+        "{}",
+        nightly.logs()
+    );
+    let runs = world.service_runs();
+    assert_eq!(runs.len(), 1, "{runs:#?}");
+    assert_eq!(runs[0]["commit"], a.as_str());
+    assert_eq!(runs[0]["kind"], "nightly");
+    assert_eq!(runs[0]["branch"], "main");
+    assert_eq!(runs[0]["n_benchmarks"], 7, "aead ×4, framing ×2, handshake");
+    assert!(
+        job.temp.join("benchgate-site/index.html").is_file(),
+        "the nightly builds the dashboard site"
+    );
+    assert!(
+        world.github.requests().is_empty(),
+        "a nightly posts nothing"
+    );
+
+    // 2. The pull request doubles the seal's work: one comment, a failing check, outputs.
+    let mut job = world.job(
+        "push-1",
+        "pull_request",
+        fake_github::pull_request_event(7, &b),
+        &b,
+    );
+    job.env
+        .insert("BENCHGATE_SAMPLE_SLOWDOWN".into(), SLOWDOWN.into());
+    let mut with = world.with("pr");
+    with.push(("bench-command", &bench));
+    let first = job.run(&with);
+    assert!(!first.succeeded(), "a regression fails the job");
+    assert_eq!(
+        first.step("Run benchgate").outcome,
+        Outcome::Failure(Some(1)),
+        "{}",
+        first.logs()
+    );
+    assert_eq!(first.outputs["verdict"], "regressed", "{}", first.logs());
+    let regressions: usize = first.outputs["regressions"].parse().unwrap();
+    assert!(regressions >= 1);
+    let summary = report(&first);
+    assert_eq!(
+        summary["base_commit"],
+        a.as_str(),
+        "the baseline is main's nightly"
+    );
+    assert_eq!(
+        summary["head_commit"],
+        b.as_str(),
+        "the head, not the merge commit"
+    );
+    let slowed = benchmark(&summary, SLOWED);
+    assert_eq!(slowed["verdict"], "regressed", "{slowed:#}");
+    let ratio = slowed["ratio"].as_f64().unwrap();
+    assert!((1.5..2.6).contains(&ratio), "twice the work: ratio {ratio}");
+    assert_eq!(slowed["throughput"]["amount"], 16384);
+    assert!(
+        first.summary.contains("benchgate regressed"),
+        "{}",
+        first.summary
+    );
+    assert!(first.summary.contains(SLOWED));
+
+    world.github.assert_no_violations();
+    let (comment_id, comment_body) = {
+        let data = world.github.data();
+        assert_eq!(data.comments.len(), 1, "{:#?}", data.comments);
+        let (id, issue, body, login, _) = data.comments[0].clone();
+        assert_eq!(issue, 7);
+        assert_eq!(login, fake_github::BOT);
+        assert_eq!(data.check_runs.len(), 1);
+        let check = &data.check_runs[0];
+        assert_eq!(check["name"], "benchgate");
+        assert_eq!(check["head_sha"], b.as_str());
+        assert_eq!(check["conclusion"], "failure");
+        (id, body)
+    };
+    eprintln!("the comment on push 1:\n{comment_body}");
+    assert!(
+        comment_body.contains("benchgate regressed"),
+        "{comment_body}"
+    );
+    assert!(comment_body.contains(SLOWED), "{comment_body}");
+    assert!(comment_body.contains(&b[..12]), "{comment_body}");
+    let runs = world.service_runs();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[1]["kind"], "pr");
+    assert_eq!(runs[1]["commit"], b.as_str());
+
+    // 3. A writer overrides: the check for this head turns green; the comment says who and why.
+    world
+        .github
+        .data()
+        .permissions
+        .insert("maint".into(), "write");
+    world.github.data().pulls.insert(7, b.clone());
+    let reason = "the seal runs twice on purpose in this demo";
+    let event = fake_github::issue_comment_event(
+        "created",
+        555,
+        "maint",
+        "User",
+        &format!("/benchgate override {reason}"),
+        true,
+    );
+    let job = world.job("override", "issue_comment", event, &a);
+    let overridden = job.run(&world.with("override"));
+    assert!(overridden.succeeded(), "{}", overridden.logs());
+    world.github.assert_no_violations();
+    {
+        let data = world.github.data();
+        assert_eq!(data.check_runs.len(), 1, "the same check run, updated");
+        assert_eq!(data.check_runs[0]["conclusion"], "success");
+        assert_eq!(
+            data.check_runs[0]["output"]["title"],
+            format!("Overridden by @maint: {reason}")
+        );
+        assert_eq!(data.comments.len(), 1);
+        assert!(data.comments[0].2.contains("**Overridden** by @maint"));
+    }
+
+    // 4. A second push is gated afresh and updates the same comment.
+    let mut job = world.job(
+        "push-2",
+        "pull_request",
+        fake_github::pull_request_event(7, &c),
+        &c,
+    );
+    job.env
+        .insert("BENCHGATE_SAMPLE_SLOWDOWN".into(), SLOWDOWN.into());
+    let mut with = world.with("pr");
+    with.push(("bench-command", &bench));
+    let second = job.run(&with);
+    assert_eq!(second.outputs["verdict"], "regressed", "{}", second.logs());
+    assert_eq!(report(&second)["base_commit"], a.as_str());
+    world.github.assert_no_violations();
+    let data = world.github.data();
+    assert_eq!(data.comments.len(), 1, "one comment per pull request");
+    let (id, _, body, _, _) = &data.comments[0];
+    assert_eq!(*id, comment_id, "the same comment, edited");
+    assert!(body.contains(&c[..12]), "{body}");
+    assert!(
+        !body.contains("**Overridden**"),
+        "an override is for one head only"
+    );
+    assert_eq!(data.check_runs.len(), 2);
+    assert_eq!(data.check_runs[1]["head_sha"], c.as_str());
+    assert_eq!(data.check_runs[1]["conclusion"], "failure");
+    assert_eq!(
+        data.check_runs[0]["conclusion"], "success",
+        "B's override stays"
+    );
+}
+
+#[test]
+fn a_release_whose_checksum_does_not_match_is_not_installed() {
+    let world = World::new();
+    let url = publish_release(&world.github, world.root.path(), Some(b"something else"));
+    let job = world.job("bad-release", "schedule", json!({}), &world.commits[0]);
+    let mut with = world.with("nightly");
+    with.retain(|(name, _)| *name != "download-url");
+    with.push(("download-url", &url));
+    with.push(("bench-command", "false"));
+    let run = job.run(&with);
+    assert!(!run.succeeded());
+    let install = run.step("Install benchgate");
+    assert_eq!(install.outcome, Outcome::Failure(Some(1)), "{}", run.logs());
+    assert!(
+        install.log.contains(&format!(
+            "::error title=benchgate::checksum mismatch for benchgate-{VERSION}-{}.tar.gz",
+            release_target()
+        )),
+        "{}",
+        install.log
+    );
+    assert_eq!(run.step("Run benchgate").outcome, Outcome::Skipped);
+    assert!(world.service_runs().is_empty());
+}
