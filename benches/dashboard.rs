@@ -45,6 +45,7 @@ fn dashboard(c: &mut Criterion) {
                         mean: estimate,
                         median: estimate,
                         sampling_mode: None,
+                        custom: None,
                         samples: Samples::new(vec![1.0], vec![ns]).unwrap(),
                     }
                 })

@@ -45,6 +45,7 @@ fn measurements(n: usize, run: usize, factor: f64) -> Vec<Measurement> {
                 mean: estimate,
                 median: estimate,
                 sampling_mode: Some("Linear".into()),
+                custom: None,
                 samples: Samples::new(iters, times).unwrap(),
             }
         })

@@ -42,6 +42,7 @@ fn run(commit: u64, profile: &HardwareProfile) -> NewRun {
                 mean: estimate,
                 median: estimate,
                 sampling_mode: Some("Linear".into()),
+                custom: None,
                 samples: Samples::new(iters, times).unwrap(),
             }
         })

@@ -21,7 +21,15 @@ pub async fn load(store: &Store, budgets: &[Budget]) -> anyhow::Result<Vec<Repos
         store.overridden_commits().await?.into_iter().collect();
     // repository → fingerprint → benchmark → points
     let mut tree: BTreeMap<String, HashMap<String, Gathering>> = BTreeMap::new();
+    // (repository, benchmark) → a custom metric's unit
+    let mut units: HashMap<(String, String), String> = HashMap::new();
     for row in rows {
+        if let Some(unit) = &row.unit {
+            units.insert(
+                (row.repository.clone(), row.benchmark.clone()),
+                unit.clone(),
+            );
+        }
         let machines = tree.entry(row.repository.clone()).or_default();
         let (newest, benchmarks) = machines.entry(row.fingerprint.clone()).or_default();
         *newest = (*newest).max(row.recorded_at_ms);
@@ -47,10 +55,21 @@ pub async fn load(store: &Store, budgets: &[Budget]) -> anyhow::Result<Vec<Repos
                             fingerprint,
                             series: benchmarks
                                 .into_iter()
-                                .map(|(benchmark, points)| Series {
-                                    budgets: lines(budgets, &benchmark),
-                                    benchmark,
-                                    points,
+                                .map(|(benchmark, points)| {
+                                    let unit =
+                                        units.get(&(name.clone(), benchmark.clone())).cloned();
+                                    Series {
+                                        // Time budget lines are in ns: a custom metric's chart
+                                        // is in its own unit.
+                                        budgets: if unit.is_none() {
+                                            lines(budgets, &benchmark)
+                                        } else {
+                                            Vec::new()
+                                        },
+                                        benchmark,
+                                        points,
+                                        unit,
+                                    }
                                 })
                                 .collect(),
                         },

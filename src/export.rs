@@ -9,7 +9,7 @@ use anyhow::Context as _;
 use benchgate_collector::{ExportRow, RepositoryName};
 
 /// The CSV header, in column order.
-pub const HEADER: [&str; 29] = [
+pub const HEADER: [&str; 30] = [
     "run",
     "repository",
     "commit",
@@ -39,6 +39,7 @@ pub const HEADER: [&str; 29] = [
     "min",
     "n_samples",
     "median_throughput_per_s",
+    "better",
 ];
 
 /// A CSV field: quoted when it holds a comma, a quote or a line break (RFC 4180).
@@ -79,7 +80,9 @@ fn record(row: &ExportRow) -> String {
         row.throughput_amount
             .map(|a| a.to_string())
             .unwrap_or_default(),
-        "ns".to_owned(),
+        row.metric
+            .as_ref()
+            .map_or_else(|| "ns".to_owned(), |(unit, _)| unit.clone()),
         number(row.mean[0]),
         number(row.mean[1]),
         number(row.mean[2]),
@@ -89,6 +92,9 @@ fn record(row: &ExportRow) -> String {
         row.min.map(number).unwrap_or_default(),
         row.n_samples.to_string(),
         throughput,
+        row.metric
+            .as_ref()
+            .map_or_else(|| "lower".to_owned(), |(_, direction)| direction.clone()),
     ];
     cells.iter().map(|c| field(c)).collect::<Vec<_>>().join(",")
 }

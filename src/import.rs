@@ -84,6 +84,7 @@ pub fn runs(
                 mean: estimate,
                 median: estimate,
                 sampling_mode: Some("imported".to_owned()),
+                custom: None,
                 samples: Samples::new(vec![1.0], vec![bench.ns]).map_err(|(field, reason)| {
                     anyhow::anyhow!(
                         "{}: commit {}: {name}: {field} {reason}",

@@ -338,6 +338,11 @@ struct IngestArgs {
     /// Overwrite a stored run with the same key but different results.
     #[arg(long)]
     replace: bool,
+    /// Custom metrics to store beside Criterion's, from a JSON file in Bencher's metric format
+    /// (`{"bench": {"measure": {"value", "lower_value", "upper_value" | "samples", "unit",
+    /// "direction"}}}`); repeatable. Without Criterion output, the run holds the metrics alone.
+    #[arg(long, value_name = "FILE")]
+    metrics: Vec<PathBuf>,
 }
 
 /// Options shared by the commands that decide.
@@ -835,9 +840,30 @@ fn read_new_run(args: &IngestArgs) -> anyhow::Result<NewRun> {
                 Some(path) => path.clone(),
                 None => environment::criterion_home()?,
             };
-            criterion::read_tree(&root, &args.baseline)?
+            match criterion::read_tree(&root, &args.baseline) {
+                // With custom metrics and no directory named, Criterion output is optional.
+                Err(
+                    benchgate_collector::Error::MissingDirectory { .. }
+                    | benchgate_collector::Error::EmptyTree { .. },
+                ) if !args.metrics.is_empty() && args.path.is_none() => Vec::new(),
+                other => other?,
+            }
         }
     };
+    let mut measurements = measurements;
+    for file in &args.metrics {
+        for metric in benchgate_collector::metrics::read_file(file)? {
+            if measurements.iter().any(|m| m.id == metric.id) {
+                bail!(
+                    "{}: benchmark {:?} is measured twice (in Criterion's output or another metrics file)",
+                    file.display(),
+                    metric.id.as_str()
+                );
+            }
+            measurements.push(metric);
+        }
+    }
+    measurements.sort_by(|a, b| a.id.cmp(&b.id));
 
     let profile = match &args.fingerprint {
         Some(path) => read_profile_file(path)?,

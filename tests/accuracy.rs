@@ -52,15 +52,15 @@ fn deltas() -> Vec<f64> {
 
 fn limit(metric: Metric) -> f64 {
     match metric {
-        Metric::Time => LATENCY_LIMIT,
-        Metric::Throughput => THROUGHPUT_LIMIT,
+        Metric::Time | Metric::Lower => LATENCY_LIMIT,
+        Metric::Throughput | Metric::Higher => THROUGHPUT_LIMIT,
     }
 }
 
 fn one_and_a_half_limits(metric: Metric) -> f64 {
     match metric {
-        Metric::Time => 0.225,
-        Metric::Throughput => 1.0 / 0.85 - 1.0,
+        Metric::Time | Metric::Lower => 0.225,
+        Metric::Throughput | Metric::Higher => 1.0 / 0.85 - 1.0,
     }
 }
 
@@ -146,8 +146,8 @@ type Table = BTreeMap<(String, &'static str, i64), Tally>;
 
 fn metric_name(metric: Metric) -> &'static str {
     match metric {
-        Metric::Time => "latency",
-        Metric::Throughput => "throughput",
+        Metric::Time | Metric::Lower => "latency",
+        Metric::Throughput | Metric::Higher => "throughput",
     }
 }
 

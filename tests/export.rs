@@ -73,13 +73,13 @@ fn every_measurement_is_a_row_with_its_run_machine_and_statistics() {
     let records = parse_csv(&stdout(&output));
     let header = &records[0];
     assert_eq!(header[0], "run");
-    assert_eq!(header.len(), 29);
+    assert_eq!(header.len(), 30);
     let column = |name: &str| header.iter().position(|h| h == name).unwrap();
     let rows = &records[1..];
     assert_eq!(rows.len(), 30, "one row per measurement of the one run");
     assert!(
         rows.iter()
-            .all(|r| r.len() == 29 && r[column("repository")] == "acme/merkle")
+            .all(|r| r.len() == 30 && r[column("repository")] == "acme/merkle")
     );
     assert!(
         rows.iter()
@@ -99,6 +99,11 @@ fn every_measurement_is_a_row_with_its_run_machine_and_statistics() {
             .iter()
             .find(|r| r[column("benchmark")] == m["id"].as_str().unwrap())
             .unwrap();
+        assert_eq!(
+            (row[column("unit")].as_str(), row[column("better")].as_str()),
+            ("ns", "lower"),
+            "Criterion's measurements are ns per iteration"
+        );
         let median: f64 = row[column("median")].parse().unwrap();
         assert_eq!(median, m["median"]["point"].as_f64().unwrap());
         assert_eq!(

@@ -160,6 +160,7 @@ fn to_measurement(
         median,
         sampling_mode: None,
         samples,
+        custom: None,
     })
 }
 

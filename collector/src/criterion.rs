@@ -251,6 +251,7 @@ fn read_benchmark(root: &Path, dir: &Path, baseline: &str) -> Result<Measurement
         median,
         sampling_mode,
         samples,
+        custom: None,
     })
 }
 

@@ -323,6 +323,47 @@ pub struct Measurement {
     pub sampling_mode: Option<String>,
     /// Every sample Criterion took.
     pub samples: Samples,
+    /// For a custom metric (`ingest --metrics`), its unit and direction: the estimates and
+    /// samples then hold values in that unit, not nanoseconds per iteration, and each sample
+    /// is one observation (`iters` all 1). `None` for Criterion's measurements.
+    pub custom: Option<CustomMetric>,
+}
+
+/// What a custom metric measures in: its unit and which way is better.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CustomMetric {
+    /// The unit the values are in, as the file gave it (`ms`, `MiB`, `conn/s`, ...).
+    pub unit: String,
+    /// Which way is better.
+    pub direction: Direction,
+}
+
+/// Which way a custom metric improves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// Lower values are better (latency, memory, size).
+    LowerIsBetter,
+    /// Higher values are better (throughput, rates).
+    HigherIsBetter,
+}
+
+impl Direction {
+    /// `lower` or `higher`, as stored and as the metrics file writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::LowerIsBetter => "lower",
+            Direction::HigherIsBetter => "higher",
+        }
+    }
+
+    /// The inverse of [`Direction::as_str`].
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "lower" => Some(Direction::LowerIsBetter),
+            "higher" => Some(Direction::HigherIsBetter),
+            _ => None,
+        }
+    }
 }
 
 /// A stored run's id.

@@ -7,12 +7,13 @@ pub mod criterion;
 pub mod domain;
 mod error;
 pub mod fingerprint;
+pub mod metrics;
 pub mod store;
 pub mod wire;
 
 pub use domain::{
-    BenchmarkId, CommitSha, Estimate, Measurement, RepositoryName, RunId, RunKind, Samples,
-    Throughput,
+    BenchmarkId, CommitSha, CustomMetric, Direction, Estimate, Measurement, RepositoryName, RunId,
+    RunKind, Samples, Throughput,
 };
 pub use error::{Error, Result};
 pub use fingerprint::{Fingerprint, HardwareProfile, RunnerImage, RustcInfo};

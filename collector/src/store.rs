@@ -12,8 +12,8 @@ use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::{QueryBuilder, Row, Sqlite, SqlitePool};
 
 use crate::domain::{
-    BenchmarkId, CommitSha, Estimate, Measurement, RepositoryName, RunId, RunKind, Samples,
-    Throughput,
+    BenchmarkId, CommitSha, CustomMetric, Direction, Estimate, Measurement, RepositoryName, RunId,
+    RunKind, Samples, Throughput,
 };
 use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprint, HardwareProfile, to_hex};
@@ -156,6 +156,8 @@ pub struct ExportRow {
     pub min: Option<f64>,
     /// Samples taken.
     pub n_samples: i64,
+    /// A custom metric's unit and direction (`lower`/`higher`); `None` for ns per iteration.
+    pub metric: Option<(String, String)>,
 }
 
 /// One measurement of a trend (see [`Store::trend_rows`]).
@@ -177,6 +179,8 @@ pub struct TrendRow {
     pub lower: f64,
     /// Its interval's upper bound.
     pub upper: f64,
+    /// A custom metric's unit (then the values are in it, not ns per iteration).
+    pub unit: Option<String>,
 }
 
 /// One run's value of one benchmark, for trends.
@@ -437,7 +441,7 @@ impl Store {
             let mut insert = QueryBuilder::<Sqlite>::new(
                 "INSERT INTO measurements (run_id, benchmark_id, throughput_kind, throughput_amount, throughput_bytes, \
                  mean_point, mean_lower, mean_upper, median_point, median_lower, median_upper, confidence_level, \
-                 sampling_mode, n_samples, sample_iters, sample_times, min_point) ",
+                 sampling_mode, n_samples, sample_iters, sample_times, min_point, unit, direction) ",
             );
             insert.push_values(chunk, |mut row, m| {
                 row.push_bind(run_id)
@@ -456,7 +460,9 @@ impl Store {
                     .push_bind(m.n_samples)
                     .push_bind(encode_f64s(m.measurement.samples.iters()))
                     .push_bind(encode_f64s(m.measurement.samples.times()))
-                    .push_bind(m.min_point);
+                    .push_bind(m.min_point)
+                    .push_bind(m.measurement.custom.as_ref().map(|c| c.unit.as_str()))
+                    .push_bind(m.measurement.custom.as_ref().map(|c| c.direction.as_str()));
             });
             insert.build().execute(&mut *tx).await.map_err(&db)?;
         }
@@ -839,7 +845,7 @@ impl Store {
     pub async fn trend_rows(&self) -> Result<Vec<TrendRow>> {
         let rows = sqlx::query(
             "SELECT repo.name, f.hash, b.name, r.commit_sha, r.recorded_at_ms, \
-             m.median_point, m.median_lower, m.median_upper \
+             m.median_point, m.median_lower, m.median_upper, m.unit \
              FROM measurements m JOIN runs r ON r.id = m.run_id \
              JOIN repositories repo ON repo.id = r.repository_id \
              JOIN fingerprints f ON f.id = r.fingerprint_id \
@@ -865,6 +871,7 @@ impl Store {
                     median: row.try_get(5).map_err(corrupt)?,
                     lower: row.try_get(6).map_err(corrupt)?,
                     upper: row.try_get(7).map_err(corrupt)?,
+                    unit: row.try_get(8).map_err(corrupt)?,
                 })
             })
             .collect()
@@ -887,7 +894,8 @@ impl Store {
              r.recorded_at_ms, f.hash, f.cpu_brand, f.logical_cores, f.memory_gib, f.os_name, \
              f.os_major_version, f.runner_image, f.rustc_version, f.host_triple, b.name, \
              m.throughput_kind, m.throughput_amount, m.mean_point, m.mean_lower, m.mean_upper, \
-             m.median_point, m.median_lower, m.median_upper, m.min_point, m.n_samples \
+             m.median_point, m.median_lower, m.median_upper, m.min_point, m.n_samples, \
+             m.unit, m.direction \
              FROM measurements m JOIN runs r ON r.id = m.run_id \
              JOIN repositories repo ON repo.id = r.repository_id \
              JOIN fingerprints f ON f.id = r.fingerprint_id \
@@ -941,6 +949,13 @@ impl Store {
                 ],
                 min: row.try_get(26).map_err(corrupt)?,
                 n_samples: row.try_get(27).map_err(corrupt)?,
+                metric: match (
+                    row.try_get::<Option<String>, _>(28).map_err(corrupt)?,
+                    row.try_get::<Option<String>, _>(29).map_err(corrupt)?,
+                ) {
+                    (Some(unit), Some(direction)) => Some((unit, direction)),
+                    _ => None,
+                },
             };
             each(&export).map_err(|source| Error::ReadFile {
                 path: PathBuf::from("<export>"),
@@ -1133,10 +1148,17 @@ impl<'a> MeasurementRow<'a> {
                 .map(to_i64)
                 .transpose()?,
             n_samples: to_i64(measurement.samples.len() as u64)?,
-            min_point: measurement
-                .samples
-                .per_iteration()
-                .fold(f64::INFINITY, f64::min),
+            // The best sample: the fastest, or for a higher-is-better custom metric the highest.
+            min_point: match &measurement.custom {
+                Some(c) if c.direction == Direction::HigherIsBetter => measurement
+                    .samples
+                    .per_iteration()
+                    .fold(f64::NEG_INFINITY, f64::max),
+                _ => measurement
+                    .samples
+                    .per_iteration()
+                    .fold(f64::INFINITY, f64::min),
+            },
         })
     }
 }
@@ -1213,7 +1235,7 @@ fn profile_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<HardwareProfile> {
 /// The columns `measurement_from_row` reads, in its positional order.
 const MEASUREMENT_COLUMNS: &str = "b.name, m.throughput_kind, m.throughput_amount, m.throughput_bytes, \
      m.mean_point, m.mean_lower, m.mean_upper, m.median_point, m.median_lower, m.median_upper, \
-     m.confidence_level, m.sampling_mode, m.sample_iters, m.sample_times";
+     m.confidence_level, m.sampling_mode, m.sample_iters, m.sample_times, m.unit, m.direction";
 
 /// A row of [`MEASUREMENT_COLUMNS`], read by position and borrowing its text and blobs.
 fn measurement_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<Measurement> {
@@ -1247,6 +1269,17 @@ fn measurement_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<Measurement> {
             confidence_level,
         })
     };
+    let unit: Option<&str> = row.try_get(14).map_err(get_error)?;
+    let direction: Option<&str> = row.try_get(15).map_err(get_error)?;
+    let custom = match (unit, direction) {
+        (None, None) => None,
+        (Some(unit), Some(direction)) => Some(CustomMetric {
+            unit: unit.to_owned(),
+            direction: Direction::parse(direction)
+                .ok_or_else(|| corrupt(format!("{name}: direction {direction:?}")))?,
+        }),
+        _ => return Err(corrupt(format!("{name}: a unit without a direction"))),
+    };
     let iters = decode_f64s(row.try_get::<&[u8], _>(12).map_err(get_error)?)
         .ok_or_else(|| corrupt(format!("{name}: sample_iters is not an f64 array")))?;
     let times = decode_f64s(row.try_get::<&[u8], _>(13).map_err(get_error)?)
@@ -1259,6 +1292,7 @@ fn measurement_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<Measurement> {
         sampling_mode: row.try_get(11).map_err(get_error)?,
         samples: Samples::new(iters, times)
             .map_err(|(field, reason)| corrupt(format!("{name}: {field} {reason}")))?,
+        custom,
     })
 }
 
@@ -1291,6 +1325,11 @@ fn content_hash(run: &NewRun) -> String {
         field(m.sampling_mode.as_deref().unwrap_or("").as_bytes());
         field(&encode_f64s(m.samples.iters()));
         field(&encode_f64s(m.samples.times()));
+        // Only custom metrics add fields, so Criterion runs hash as they always did.
+        if let Some(custom) = &m.custom {
+            field(custom.unit.as_bytes());
+            field(custom.direction.as_str().as_bytes());
+        }
     }
     to_hex(&hasher.finalize())
 }

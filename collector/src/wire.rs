@@ -7,7 +7,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use crate::domain::{
-    BenchmarkId, CommitSha, Estimate, Measurement, RepositoryName, RunKind, Samples, Throughput,
+    BenchmarkId, CommitSha, CustomMetric, Direction, Estimate, Measurement, RepositoryName,
+    RunKind, Samples, Throughput,
 };
 use crate::fingerprint::HardwareProfile;
 use crate::store::{NewRun, RunMeta};
@@ -70,6 +71,20 @@ pub struct MeasurementDocument {
     pub sampling_mode: Option<String>,
     /// Every sample: `iters[i]` iterations took `times[i]` ns.
     pub samples: SamplesDocument,
+    /// A custom metric's unit and direction (`ingest --metrics`); its estimates and samples
+    /// are then values in that unit. Absent for Criterion's measurements.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metric: Option<MetricDocument>,
+}
+
+/// A custom metric's unit and which way is better.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricDocument {
+    /// The unit of the values (`ms`, `MiB`, `conn/s`, ...).
+    pub unit: String,
+    /// `lower` or `higher`: which way is better.
+    pub direction: String,
 }
 
 /// Criterion's throughput declaration.
@@ -185,6 +200,10 @@ impl RunDocument {
                         iters: m.samples.iters().to_vec(),
                         times: m.samples.times().to_vec(),
                     },
+                    metric: m.custom.as_ref().map(|c| MetricDocument {
+                        unit: c.unit.clone(),
+                        direction: c.direction.as_str().to_owned(),
+                    }),
                 })
                 .collect(),
         }
@@ -271,6 +290,28 @@ impl RunDocument {
             };
             let samples = Samples::new(m.samples.iters, m.samples.times)
                 .map_err(|(field, reason)| invalid(at(&format!("samples.{field}")), reason))?;
+            let custom = match m.metric {
+                None => None,
+                Some(metric) => {
+                    let unit = metric.unit.trim();
+                    if unit.is_empty() || unit.len() > 32 {
+                        return Err(invalid(at("metric.unit"), "must be 1 to 32 characters"));
+                    }
+                    let direction = Direction::parse(&metric.direction).ok_or_else(|| {
+                        invalid(
+                            at("metric.direction"),
+                            format!(
+                                "is {:?}; expected \"lower\" or \"higher\"",
+                                metric.direction
+                            ),
+                        )
+                    })?;
+                    Some(CustomMetric {
+                        unit: unit.to_owned(),
+                        direction,
+                    })
+                }
+            };
             measurements.push(Measurement {
                 id,
                 throughput,
@@ -278,6 +319,7 @@ impl RunDocument {
                 median: estimate(m.median, "median")?,
                 sampling_mode: m.sampling_mode,
                 samples,
+                custom,
             });
         }
         measurements.sort_by(|a, b| a.id.cmp(&b.id));

@@ -1,6 +1,16 @@
 //! SVG charts: the large trend chart of one benchmark (plotters) and the index's sparklines.
 
 pub use benchgate_gate::report::format_ns;
+use benchgate_gate::report::format_value;
+
+/// A value as the pages show it: a time for Criterion's benchmarks, else the value in its
+/// custom metric's unit.
+pub fn format_measure(value: f64, unit: Option<&str>) -> String {
+    match unit {
+        None => format_ns(value),
+        Some(unit) => format!("{} {unit}", format_value(value)),
+    }
+}
 use plotters::prelude::*;
 
 use crate::changepoint::ChangePoint;
@@ -39,6 +49,7 @@ pub fn trend_svg(
     points: &[Point],
     changes: &[ChangePoint],
     budgets: &[BudgetLine],
+    unit: Option<&str>,
 ) -> Option<String> {
     if points.is_empty() {
         return None;
@@ -68,10 +79,10 @@ pub fn trend_svg(
         chart
             .configure_mesh()
             .x_desc("run (oldest first)")
-            .y_desc("time per iteration")
+            .y_desc(unit.map_or("time per iteration".to_owned(), |u| format!("value ({u})")))
             .x_labels(10)
             .x_label_formatter(&|x| format!("{}", x.round() as i64))
-            .y_label_formatter(&|y| format_ns(*y))
+            .y_label_formatter(&|y| format_measure(*y, unit))
             .light_line_style(RGBColor(235, 235, 235))
             .draw()
             .ok()?;

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use crate::changepoint::{ChangePoint, Config, detect};
-use crate::chart::{BudgetLine, Point, format_ns, sparkline_svg, trend_svg};
+use crate::chart::{BudgetLine, Point, format_measure, sparkline_svg, trend_svg};
 
 /// One benchmark's trend on one machine.
 #[derive(Debug, Clone, PartialEq)]
@@ -16,6 +16,8 @@ pub struct Series {
     pub points: Vec<Point>,
     /// Time budgets on its median, drawn on the chart.
     pub budgets: Vec<BudgetLine>,
+    /// A custom metric's unit; `None` for Criterion's ns per iteration.
+    pub unit: Option<String>,
 }
 
 /// One machine (fingerprint) of a repository, with what describes it.
@@ -290,7 +292,7 @@ fn machine_index(repository: &Repository, machine: &Machine, rows: &[Row<'_>]) -
             escape(&row.series.benchmark.to_lowercase()),
             slug(&row.series.benchmark),
             escape(&row.series.benchmark),
-            format_ns(latest.value),
+            format_measure(latest.value, row.series.unit.as_deref()),
             previous.map_or("—".to_owned(), |p| percent(latest.value / p.value)),
             month_ago.map_or("—".to_owned(), |p| percent(latest.value / p.value)),
             sparkline_svg(&spark)
@@ -316,10 +318,18 @@ fn benchmark_page(repository: &Repository, machine: &Machine, row: &Row<'_>) -> 
         &series.points,
         &row.changes,
         &series.budgets,
+        series.unit.as_deref(),
     ) {
         let _ = write!(
             body,
-            "<div class=\"chart\" id=\"chart\">{svg}</div><p class=\"muted\">Blue: the median time per iteration of each run, with its interval as a band. Red lines: change points. Green triangles: runs where a maintainer overrode the gate. Orange dashes: budgets.</p>"
+            "<div class=\"chart\" id=\"chart\">{svg}</div><p class=\"muted\">Blue: the median {} of each run, with its interval as a band. Red lines: change points. Green triangles: runs where a maintainer overrode the gate. Orange dashes: budgets.</p>",
+            series
+                .unit
+                .as_deref()
+                .map_or("time per iteration".to_owned(), |unit| format!(
+                    "value ({})",
+                    escape(unit)
+                ))
         );
     }
     body.push_str("<h2>Change points</h2>");
@@ -335,8 +345,8 @@ fn benchmark_page(repository: &Repository, machine: &Machine, row: &Row<'_>) -> 
                 "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
                 commit_link(&repository.name, &before.commit),
                 commit_link(&repository.name, &at.commit),
-                format_ns(change.before),
-                format_ns(change.after),
+                format_measure(change.before, series.unit.as_deref()),
+                format_measure(change.after, series.unit.as_deref()),
                 percent(change.ratio),
                 if change.p_value < 1e-12 {
                     "&lt; 1e-12".to_owned()
@@ -359,9 +369,9 @@ fn benchmark_page(repository: &Repository, machine: &Machine, row: &Row<'_>) -> 
                 ""
             },
             date(point.recorded_at_ms),
-            format_ns(point.value),
-            format_ns(point.lower),
-            format_ns(point.upper)
+            format_measure(point.value, series.unit.as_deref()),
+            format_measure(point.lower, series.unit.as_deref()),
+            format_measure(point.upper, series.unit.as_deref())
         );
     }
     body.push_str("</tbody></table></div>");

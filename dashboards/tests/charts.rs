@@ -35,7 +35,7 @@ fn a_step_with_its_change_point_and_an_override() {
         label: "median < 130 ns".into(),
         ns: 130.0,
     };
-    let svg = trend_svg("parse/json", &points, &changes, &[budget]).unwrap();
+    let svg = trend_svg("parse/json", &points, &changes, &[budget], None).unwrap();
     assert!(svg.contains("median &lt; 130 ns") || svg.contains("median < 130 ns"));
     assert_eq!(svg.matches("<circle").count(), points.len());
     insta::assert_snapshot!("trend_step", svg);

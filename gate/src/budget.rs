@@ -55,6 +55,10 @@ pub enum Dimension {
     Bytes,
     /// Elements per second.
     Elements,
+    /// Bytes (a size: memory, a binary), for custom metrics.
+    Size,
+    /// A custom metric's own unit (`%`, `conn/s`, ...), compared by name.
+    Custom,
 }
 
 /// A comparison.
@@ -93,6 +97,8 @@ pub enum Bound {
         value: f64,
         /// Its dimension.
         dimension: Dimension,
+        /// The base unit's name (`ns`, `B/s`, `elem/s`, `B`), or a custom unit as written.
+        unit: String,
     },
     /// `<= 1.1 x "tcp/rr"`: the statistic's ratio to another benchmark's.
     Ratio {
@@ -157,6 +163,43 @@ fn rate_unit(unit: &str) -> Option<(Dimension, f64)> {
         "elem/s" => (Dimension::Elements, 1.0),
         _ => return None,
     })
+}
+
+/// Bytes per unit, for sizes.
+fn size_unit(unit: &str) -> Option<f64> {
+    Some(match unit {
+        "B" => 1.0,
+        "KB" => 1e3,
+        "MB" => 1e6,
+        "GB" => 1e9,
+        "KiB" => 1024.0,
+        "MiB" => 1024.0 * 1024.0,
+        "GiB" => 1024.0 * 1024.0 * 1024.0,
+        _ => return None,
+    })
+}
+
+/// A custom metric's own unit a bound may name: `%`, or a count per second (`conn/s`,
+/// `req/s`, `ops/s`). Anything else is refused, so a misspelt time or rate is caught.
+fn custom_unit(unit: &str) -> bool {
+    unit == "%"
+        || unit.strip_suffix("/s").is_some_and(|what| {
+            (1..=16).contains(&what.len()) && what.chars().all(|c| c.is_ascii_alphabetic())
+        })
+}
+
+/// (dimension, base units per unit, base unit name) of a unit, for bounds and custom metrics.
+fn dimension_of(unit: &str) -> Option<(Dimension, f64, String)> {
+    if let Some(scale) = time_unit(unit) {
+        return Some((Dimension::Time, scale, "ns".to_owned()));
+    }
+    if let Some((dimension, scale)) = rate_unit(unit) {
+        return Some((dimension, scale, unit_of(dimension).to_owned()));
+    }
+    if let Some(scale) = size_unit(unit) {
+        return Some((Dimension::Size, scale, "B".to_owned()));
+    }
+    custom_unit(unit).then(|| (Dimension::Custom, 1.0, unit.to_owned()))
 }
 
 fn parse_op(text: &str) -> Option<(Op, &str)> {
@@ -227,22 +270,16 @@ pub fn parse_bound(text: &str) -> Result<Bound, String> {
         ));
     }
     let unit = unit.trim();
-    if let Some(scale) = time_unit(unit) {
-        return Ok(Bound::Absolute {
-            op,
-            value: number * scale,
-            dimension: Dimension::Time,
-        });
-    }
-    if let Some((dimension, scale)) = rate_unit(unit) {
+    if let Some((dimension, scale, unit)) = dimension_of(unit) {
         return Ok(Bound::Absolute {
             op,
             value: number * scale,
             dimension,
+            unit,
         });
     }
     Err(format!(
-        "{text:?}: unknown unit {unit:?}; times: ns, µs (us), ms, s; rates: B/s, KiB/s, MiB/s, GiB/s, KB/s, MB/s, GB/s, bit/s, Kbps, Mbps, Gbps, elem/s"
+        "{text:?}: unknown unit {unit:?}; times: ns, µs (us), ms, s; rates: B/s, KiB/s, MiB/s, GiB/s, KB/s, MB/s, GB/s, bit/s, Kbps, Mbps, Gbps, elem/s; for custom metrics also sizes (B, KB, MB, GB, KiB, MiB, GiB), % and counts per second (conn/s)"
     ))
 }
 
@@ -284,6 +321,65 @@ pub struct BudgetResult {
 /// The statistic of one benchmark over `rounds` (samples pooled) with its 95% interval and
 /// dimension, or why it cannot be had.
 fn statistic_of(
+    rounds: &[&Measurement],
+    statistic: BudgetStatistic,
+) -> Result<(f64, f64, f64, Dimension, String), String> {
+    if let Some(custom) = rounds.iter().find_map(|m| m.custom.as_ref()) {
+        return custom_statistic_of(rounds, statistic, &custom.unit);
+    }
+    statistic_of_times(rounds, statistic).map(|(value, low, high, dimension)| {
+        (value, low, high, dimension, unit_of(dimension).to_owned())
+    })
+}
+
+/// A custom metric's statistic, in base units when its unit is a known one: a lone
+/// observation's median and mean are the value with the interval the file gave.
+fn custom_statistic_of(
+    rounds: &[&Measurement],
+    statistic: BudgetStatistic,
+    unit: &str,
+) -> Result<(f64, f64, f64, Dimension, String), String> {
+    let (dimension, scale, base) =
+        dimension_of(unit).unwrap_or_else(|| (Dimension::Custom, 1.0, unit.to_owned()));
+    if statistic == BudgetStatistic::Throughput {
+        return Err(format!(
+            "a custom metric in {unit} has no throughput; use median, mean, p95 or p99"
+        ));
+    }
+    // Rounds of one observation each (a value with the interval the file gave): the median of
+    // their points, within the hull of their intervals.
+    let lone = rounds.iter().all(|m| m.samples.len() == 1)
+        && matches!(statistic, BudgetStatistic::Median | BudgetStatistic::Mean);
+    let single = lone.then(|| {
+        let estimates: Vec<_> = rounds
+            .iter()
+            .map(|m| {
+                if statistic == BudgetStatistic::Mean {
+                    m.mean
+                } else {
+                    m.median
+                }
+            })
+            .collect();
+        let mut points: Vec<f64> = estimates.iter().map(|e| e.point).collect();
+        points.sort_by(f64::total_cmp);
+        let middle = (points.len() - 1) as f64 / 2.0;
+        let point = (points[middle.floor() as usize] + points[middle.ceil() as usize]) / 2.0;
+        let low = estimates.iter().map(|e| e.lower).fold(point, f64::min);
+        let high = estimates.iter().map(|e| e.upper).fold(point, f64::max);
+        (point, low, high)
+    });
+    let (value, low, high) = match single {
+        Some(estimate) => estimate,
+        None => {
+            let (value, low, high, _) = statistic_of_times(rounds, statistic)?;
+            (value, low, high)
+        }
+    };
+    Ok((value * scale, low * scale, high * scale, dimension, base))
+}
+
+fn statistic_of_times(
     rounds: &[&Measurement],
     statistic: BudgetStatistic,
 ) -> Result<(f64, f64, f64, Dimension), String> {
@@ -356,6 +452,8 @@ fn unit_of(dimension: Dimension) -> &'static str {
         Dimension::Time => "ns",
         Dimension::Bytes => "B/s",
         Dimension::Elements => "elem/s",
+        Dimension::Size => "B",
+        Dimension::Custom => "its own unit",
     }
 }
 
@@ -409,23 +507,22 @@ pub fn evaluate(budgets: &[Budget], rounds: &[Vec<Measurement>]) -> Vec<BudgetRe
             let mut result = base(id);
             let measured = statistic_of(&of(id), budget.statistic);
             let outcome: Result<(), String> = (|| {
-                let (value, low, high, dimension) = measured?;
+                let (value, low, high, dimension, unit) = measured?;
                 match &budget.bound {
                     Bound::Absolute {
                         op,
                         value: bound,
                         dimension: wanted,
+                        unit: wanted_unit,
                     } => {
-                        if *wanted != dimension {
+                        if *wanted != dimension || *wanted_unit != unit {
                             return Err(format!(
-                                "the bound is in {} but {} is in {}",
-                                unit_of(*wanted),
+                                "the bound is in {wanted_unit} but {} is in {unit}",
                                 budget.statistic.name(),
-                                unit_of(dimension)
                             ));
                         }
                         result.value = Some(value);
-                        result.unit = unit_of(dimension).to_owned();
+                        result.unit = unit;
                         result.interval = Some([low, high]);
                         result.verdict = judge(*op, *bound, low, high);
                     }
@@ -434,9 +531,15 @@ pub fn evaluate(budgets: &[Budget], rounds: &[Vec<Measurement>]) -> Vec<BudgetRe
                         if others.is_empty() {
                             return Err(format!("no benchmark \"{other}\" in this run"));
                         }
-                        let (other_value, other_low, other_high, _) =
+                        let (other_value, other_low, other_high, _, other_unit) =
                             statistic_of(&others, budget.statistic)
                                 .map_err(|e| format!("\"{other}\": {e}"))?;
+                        if other_unit != unit {
+                            return Err(format!(
+                                "{} is in {unit} but \"{other}\" is in {other_unit}",
+                                budget.statistic.name()
+                            ));
+                        }
                         let ratio = value / other_value;
                         let (ratio_low, ratio_high) = (low / other_high, high / other_low);
                         result.value = Some(ratio);
@@ -485,6 +588,7 @@ mod tests {
                 op,
                 value,
                 dimension,
+                ..
             } => (op, value, dimension),
             other => panic!("{other:?}"),
         }
@@ -509,6 +613,26 @@ mod tests {
             absolute(">= 10 elem/s"),
             (Op::AtLeast, 10.0, Dimension::Elements)
         );
+    }
+
+    #[test]
+    fn custom_metric_units_are_sizes_percentages_and_counts_per_second() {
+        assert_eq!(
+            absolute("< 200 MiB"),
+            (Op::Less, 200.0 * 1024.0 * 1024.0, Dimension::Size)
+        );
+        assert_eq!(absolute("< 2 GB").1, 2e9);
+        assert_eq!(
+            absolute(">= 10000 conn/s"),
+            (Op::AtLeast, 10000.0, Dimension::Custom)
+        );
+        assert_eq!(absolute("< 5 %").2, Dimension::Custom);
+        for text in ["< 50 msec", ">= 2 GiB/sec", "< 3 conn per s", "< 1 a-b/s"] {
+            assert!(
+                parse_bound(text).unwrap_err().contains("unknown unit"),
+                "{text}"
+            );
+        }
     }
 
     #[test]

@@ -23,7 +23,7 @@
 
 use std::collections::HashMap;
 
-use benchgate_collector::{Estimate, Measurement};
+use benchgate_collector::{Direction, Estimate, Measurement};
 
 use crate::policy::Policy;
 use crate::stats::{mean, median, t_cdf, t_quantile, tail_aware_sigma, variance};
@@ -84,6 +84,14 @@ pub fn round_statistic(measurement: &Measurement, statistic: Statistic) -> f64 {
 
 /// The statistic and the within-run variance of its logarithm (a floor for the noise).
 fn summarize(measurement: &Measurement, statistic: Statistic) -> (f64, f64) {
+    // For a custom metric where higher is better, the best sample is the highest: `min`
+    // becomes the maximum and pNN p(100−NN), so the statistic keeps its meaning.
+    let statistic = match (&measurement.custom, statistic) {
+        (Some(c), Statistic::Quantile(q)) if c.direction == Direction::HigherIsBetter => {
+            Statistic::Quantile(1.0 - q)
+        }
+        _ => statistic,
+    };
     match statistic {
         Statistic::Median => (measurement.median.point, log_variance(&measurement.median)),
         Statistic::Quantile(q) => {
@@ -205,6 +213,17 @@ pub enum Metric {
     Time,
     /// Work per second; higher is better (judged through time, with the throughput limit).
     Throughput,
+    /// A custom metric where lower is better (judged with the latency limit).
+    Lower,
+    /// A custom metric where higher is better (judged with the throughput limit).
+    Higher,
+}
+
+impl Metric {
+    /// Whether higher values are better: such metrics get the throughput limit.
+    pub fn higher_is_better(self) -> bool {
+        matches!(self, Metric::Throughput | Metric::Higher)
+    }
 }
 
 /// Where a benchmark's noise estimate came from.
@@ -224,8 +243,10 @@ pub enum NoiseSource {
 pub struct BenchmarkResult {
     /// The benchmark id.
     pub id: String,
-    /// Time or throughput.
+    /// Time, throughput, or a custom metric.
     pub metric: Metric,
+    /// A custom metric's unit (then `base_ns` and `head_ns` are values in it).
+    pub unit: Option<String>,
     /// The verdict.
     pub verdict: Verdict,
     /// Base ns per iteration, the policy's statistic (geometric mean over rounds).
@@ -234,7 +255,8 @@ pub struct BenchmarkResult {
     pub head_ns: Option<f64>,
     /// Work per iteration, for throughput benchmarks (from the head, else the base).
     pub throughput_per_iteration: Option<(&'static str, u64)>,
-    /// Head/base time ratio, `exp(d̂)`.
+    /// The change as a ratio where above 1 is worse, `exp(d̂)`: head/base time, or base/head
+    /// for a higher-is-better custom metric.
     pub ratio: Option<f64>,
     /// The limit as a time ratio (1.15 latency, 1.111 throughput by default).
     pub limit: f64,
@@ -310,6 +332,7 @@ struct RoundChange {
 struct Candidate<'a> {
     id: &'a str,
     metric: Metric,
+    unit: Option<&'a str>,
     throughput: Option<(&'static str, u64)>,
     changes: Vec<RoundChange>,
 }
@@ -340,15 +363,19 @@ pub fn evaluate(input: &Input<'_>, policy: &Policy) -> Decision {
             .or(any_base)
             .and_then(|m| m.throughput)
             .map(|t| (t.kind(), t.amount()));
-        let metric = if throughput.is_some() {
-            Metric::Throughput
-        } else {
-            Metric::Time
+        let custom = any_head.or(any_base).and_then(|m| m.custom.as_ref());
+        let metric = match (custom, throughput) {
+            (Some(c), _) if c.direction == Direction::HigherIsBetter => Metric::Higher,
+            (Some(_), _) => Metric::Lower,
+            (None, Some(_)) => Metric::Throughput,
+            (None, None) => Metric::Time,
         };
-        let limit = policy.log_limit(id, metric == Metric::Throughput).exp();
+        let unit = custom.map(|c| c.unit.as_str());
+        let limit = policy.log_limit(id, metric.higher_is_better()).exp();
         let bare = |verdict: Verdict| BenchmarkResult {
             id: id.to_owned(),
             metric,
+            unit: unit.map(str::to_owned),
             verdict,
             base_ns: any_base.map(|m| m.median.point),
             head_ns: any_head.map(|m| m.median.point),
@@ -373,7 +400,7 @@ pub fn evaluate(input: &Input<'_>, policy: &Policy) -> Decision {
         } else {
             let changes = pairs
                 .iter()
-                .filter_map(|(b, h)| round_change(b, h, policy.statistic))
+                .filter_map(|(b, h)| round_change(b, h, policy.statistic, metric))
                 .collect::<Vec<_>>();
             if changes.is_empty() {
                 // Zero times cannot be compared on a log scale.
@@ -382,6 +409,7 @@ pub fn evaluate(input: &Input<'_>, policy: &Policy) -> Decision {
                 candidates.push(Candidate {
                     id,
                     metric,
+                    unit,
                     throughput,
                     changes,
                 });
@@ -451,7 +479,7 @@ pub fn evaluate(input: &Input<'_>, policy: &Policy) -> Decision {
     );
     let min_change = policy.min_change.ln_1p();
     for (i, (candidate, a)) in candidates.iter().zip(&assessed).enumerate() {
-        let log_limit = policy.log_limit(candidate.id, candidate.metric == Metric::Throughput);
+        let log_limit = policy.log_limit(candidate.id, candidate.metric.higher_is_better());
         let upper_one_sided = a.d + quantile(policy.confidence, a.df) * a.se;
         let verdict = if a.d >= log_limit && slower[i] {
             Verdict::Regressed
@@ -472,6 +500,7 @@ pub fn evaluate(input: &Input<'_>, policy: &Policy) -> Decision {
         results.push(BenchmarkResult {
             id: candidate.id.to_owned(),
             metric: candidate.metric,
+            unit: candidate.unit.map(str::to_owned),
             verdict,
             base_ns: Some(geometric(&mut candidate.changes.iter().map(|r| r.ln_base))),
             head_ns: Some(geometric(&mut candidate.changes.iter().map(|r| r.ln_head))),
@@ -611,19 +640,27 @@ fn assess(
     }
 }
 
-/// `ln(head/base)` of the round's statistic and its within-run variance.
+/// `ln(head/base)` of the round's statistic (`ln(base/head)` where higher is better) and its
+/// within-run variance.
 fn round_change(
     base: &Measurement,
     head: &Measurement,
     statistic: Statistic,
+    metric: Metric,
 ) -> Option<RoundChange> {
     let (b, base_variance) = summarize(base, statistic);
     let (h, head_variance) = summarize(head, statistic);
     if !(b > 0.0 && h > 0.0) {
         return None;
     }
+    // d > 0 is always worse: slower, or for a higher-is-better metric, lower.
+    let d = if metric == Metric::Higher {
+        (b / h).ln()
+    } else {
+        (h / b).ln()
+    };
     Some(RoundChange {
-        d: (h / b).ln(),
+        d,
         within_variance: base_variance + head_variance,
         ln_base: b.ln(),
         ln_head: h.ln(),

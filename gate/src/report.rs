@@ -73,6 +73,8 @@ struct Counts {
 struct SummaryBenchmark<'a> {
     id: Cow<'a, str>,
     metric: Metric,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    unit: Option<Cow<'a, str>>,
     verdict: Verdict,
     base: Option<f64>,
     head: Option<f64>,
@@ -138,6 +140,7 @@ pub fn summary<'a>(decision: &'a Decision, context: &'a Context, policy: &Policy
             .map(|b| SummaryBenchmark {
                 id: Cow::Borrowed(&b.id),
                 metric: b.metric,
+                unit: b.unit.as_deref().map(Cow::Borrowed),
                 verdict: b.verdict,
                 base: b.base_ns,
                 head: b.head_ns,
@@ -250,6 +253,7 @@ pub fn read_summary(path: &std::path::Path, text: &str) -> crate::Result<ReadSum
         benchmarks.push(BenchmarkResult {
             id,
             metric: b.metric,
+            unit: b.unit.map(Cow::into_owned),
             verdict: b.verdict,
             base_ns: b.base,
             head_ns: b.head,
@@ -375,14 +379,17 @@ fn change_text(b: &BenchmarkResult) -> String {
         (Some(ratio), Metric::Throughput) => {
             format!("{} throughput", signed_percent(1.0 / ratio - 1.0))
         }
+        (Some(ratio), Metric::Lower) => signed_percent(ratio - 1.0),
+        (Some(ratio), Metric::Higher) => signed_percent(1.0 / ratio - 1.0),
         (None, _) => "-".to_owned(),
     }
 }
 
 fn limit_text(b: &BenchmarkResult) -> String {
-    match b.metric {
-        Metric::Time => signed_percent(b.limit - 1.0),
-        Metric::Throughput => signed_percent(1.0 / b.limit - 1.0),
+    if b.metric.higher_is_better() {
+        signed_percent(1.0 / b.limit - 1.0)
+    } else {
+        signed_percent(b.limit - 1.0)
     }
 }
 
@@ -397,8 +404,27 @@ fn noise_text(b: &BenchmarkResult) -> String {
     }
 }
 
-fn value_text(ns: Option<f64>) -> String {
-    ns.map(format_ns).unwrap_or_else(|| "-".to_owned())
+fn value_text(ns: Option<f64>, unit: Option<&str>) -> String {
+    match (ns, unit) {
+        (None, _) => "-".to_owned(),
+        (Some(ns), None) => format_ns(ns),
+        (Some(value), Some(unit)) => format!("{} {unit}", format_value(value)),
+    }
+}
+
+/// A custom metric's value: four significant digits, no exponent for everyday magnitudes.
+pub fn format_value(value: f64) -> String {
+    let magnitude = if value == 0.0 {
+        0
+    } else {
+        value.abs().log10().floor() as i32
+    };
+    if (-3..6).contains(&magnitude) {
+        let decimals = (3 - magnitude).max(0) as usize;
+        format!("{value:.decimals$}")
+    } else {
+        format!("{value:.3e}")
+    }
 }
 
 fn row(b: &BenchmarkResult, with_verdict: bool) -> Vec<String> {
@@ -407,8 +433,8 @@ fn row(b: &BenchmarkResult, with_verdict: bool) -> Vec<String> {
         cells.push(b.verdict.as_str().to_owned());
     }
     cells.extend([
-        value_text(b.base_ns),
-        value_text(b.head_ns),
+        value_text(b.base_ns, b.unit.as_deref()),
+        value_text(b.head_ns, b.unit.as_deref()),
         change_text(b),
         limit_text(b),
         noise_text(b),
@@ -505,24 +531,26 @@ fn budget_value(value: f64, unit: &str) -> String {
     match unit {
         "ns" => format_ns(value),
         "x" => format!("{value:.3}x"),
-        "B/s" => {
-            let (scaled, name) = [
-                ("GiB/s", 1024f64.powi(3)),
-                ("MiB/s", 1024f64.powi(2)),
-                ("KiB/s", 1024.0),
+        "B/s" | "B" => {
+            let (scaled, prefix) = [
+                ("Gi", 1024f64.powi(3)),
+                ("Mi", 1024f64.powi(2)),
+                ("Ki", 1024.0),
             ]
             .into_iter()
             .find(|(_, scale)| value >= *scale)
-            .map_or((value, "B/s"), |(name, scale)| (value / scale, name));
-            format!("{scaled:.3} {name}")
+            .map_or((value, ""), |(prefix, scale)| (value / scale, prefix));
+            format!("{scaled:.3} {prefix}{unit}")
         }
-        other => {
+        "elem/s" => {
             let (scaled, prefix) = [("G", 1e9), ("M", 1e6), ("K", 1e3)]
                 .into_iter()
                 .find(|(_, scale)| value >= *scale)
                 .map_or((value, ""), |(prefix, scale)| (value / scale, prefix));
-            format!("{scaled:.3} {prefix}{other}")
+            format!("{scaled:.3} {prefix}elem/s")
         }
+        // A custom metric's own unit (`conn/s`, `%`): the value as it was given.
+        other => format!("{} {other}", format_value(value)),
     }
 }
 

@@ -18,6 +18,7 @@ pub fn measurement(id: &str, ns: f64, within: f64, throughput: Option<Throughput
         mean: estimate,
         median: estimate,
         sampling_mode: None,
+        custom: None,
         samples: Samples::new(vec![1.0], vec![ns]).unwrap(),
     }
 }
