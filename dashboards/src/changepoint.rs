@@ -51,6 +51,44 @@ pub struct ChangePoint {
     pub p_value: f64,
 }
 
+/// Fewest benchmarks a run needs for its shared factor to be estimated.
+const MIN_SUITE: usize = 3;
+
+/// What each run shares with the other benchmarks of its suite on the same machine, as a log
+/// ratio: the median, over the run's benchmarks, of how far each sits from its own typical level
+/// (the median of its history). On shared runners most run-to-run movement is common to the
+/// whole run (a slower host, a busy neighbour); a code change moves one benchmark or a few.
+/// `table[run][benchmark]` holds each run's values, oldest run first; a run with fewer than
+/// three benchmarks gets 0.
+pub fn run_factors(table: &[Vec<Option<f64>>]) -> Vec<f64> {
+    let width = table.iter().map(Vec::len).max().unwrap_or(0);
+    let usable = |v: &Option<f64>| v.filter(|v| v.is_finite() && *v > 0.0).map(f64::ln);
+    let levels: Vec<Option<f64>> = (0..width)
+        .map(|b| {
+            let mut xs: Vec<f64> = table
+                .iter()
+                .filter_map(|run| run.get(b).and_then(usable))
+                .collect();
+            (!xs.is_empty()).then(|| median(&mut xs))
+        })
+        .collect();
+    table
+        .iter()
+        .map(|run| {
+            let mut offsets: Vec<f64> = run
+                .iter()
+                .zip(&levels)
+                .filter_map(|(v, level)| Some(usable(v)? - (*level)?))
+                .collect();
+            if offsets.len() < MIN_SUITE {
+                0.0
+            } else {
+                median(&mut offsets)
+            }
+        })
+        .collect()
+}
+
 /// The change points of `values` (positive, oldest first), in order.
 pub fn detect(values: &[f64], config: &Config) -> Vec<ChangePoint> {
     if values.len() < config.hold + 3 || values.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
@@ -93,28 +131,50 @@ pub fn detect(values: &[f64], config: &Config) -> Vec<ChangePoint> {
         }
     }
     cuts.sort_unstable();
+    // The same tests, to measure a split rather than to accept it.
+    let measure_only = Config {
+        p_value: 1.0,
+        min_magnitude: 0.0,
+        ..*config
+    };
+    // A cut accepted early is tested against windows that later cuts shorten; once they are
+    // all in, each must still be a significant, large enough, held step between its
+    // neighbours. The weakest that is not goes, and the rest are tested again.
+    loop {
+        let weakest = cuts
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &t)| {
+                let (left, right) = windows(&x, &cuts, t, config.window);
+                let fails = left.len() < 3
+                    || right.len() < config.hold
+                    || split(left, right, sigma, t, config).is_none();
+                fails.then(|| {
+                    let strength =
+                        split(left, right, sigma, t, &measure_only).map_or(0.0, |(z, _)| z);
+                    (i, strength)
+                })
+            })
+            .min_by(|a, b| a.1.total_cmp(&b.1));
+        match weakest {
+            Some((i, _)) => {
+                cuts.remove(i);
+            }
+            None => break,
+        }
+    }
     cuts.iter()
         .map(|&t| {
             let (left, right) = windows(&x, &cuts, t, config.window);
-            let mut point = split(
-                left,
-                right,
-                sigma,
-                t,
-                &Config {
+            let mut point = split(left, right, sigma, t, &measure_only)
+                .map(|(_, p)| p)
+                .unwrap_or(ChangePoint {
+                    index: t,
+                    before: 0.0,
+                    after: 0.0,
+                    ratio: 1.0,
                     p_value: 1.0,
-                    min_magnitude: 0.0,
-                    ..*config
-                },
-            )
-            .map(|(_, p)| p)
-            .unwrap_or(ChangePoint {
-                index: t,
-                before: 0.0,
-                after: 0.0,
-                ratio: 1.0,
-                p_value: 1.0,
-            });
+                });
             point.index = t;
             point
         })
@@ -257,6 +317,37 @@ mod tests {
         tail.push(1260.0);
         let points = detect(&tail, &Config::default());
         assert_eq!(points.iter().map(|p| p.index).collect::<Vec<_>>(), vec![40]);
+    }
+
+    #[test]
+    fn a_slow_run_is_shared_and_a_step_of_one_benchmark_is_not() {
+        // Five benchmarks; run 6 ran 30% slow for all of them; benchmark 0 steps up 20% at 10.
+        let table: Vec<Vec<Option<f64>>> = (0..20)
+            .map(|run| {
+                (0..5)
+                    .map(|b| {
+                        let mut v = 100.0 * (b + 1) as f64;
+                        if run == 6 {
+                            v *= 1.3;
+                        }
+                        if b == 0 && run >= 10 {
+                            v *= 1.2;
+                        }
+                        Some(v)
+                    })
+                    .collect()
+            })
+            .collect();
+        let factors = run_factors(&table);
+        assert!((factors[6] - 1.3f64.ln()).abs() < 1e-12, "{factors:?}");
+        assert!(
+            factors
+                .iter()
+                .enumerate()
+                .all(|(r, f)| r == 6 || f.abs() < 1e-12)
+        );
+        // Too few benchmarks in a run: no factor.
+        assert_eq!(run_factors(&[vec![Some(1.0), Some(2.0)]]), vec![0.0]);
     }
 
     #[test]

@@ -2,9 +2,10 @@
 //! no external resources, readable on a phone. [`build`] renders every page from the data, as
 //! (relative path, content); the binary writes them (`benchgate dashboard`) or serves them.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use crate::changepoint::{ChangePoint, Config, detect};
+use crate::changepoint::{ChangePoint, Config, detect, run_factors};
 use crate::chart::{BudgetLine, Point, format_measure, sparkline_svg, trend_svg};
 
 /// One benchmark's trend on one machine.
@@ -164,11 +165,21 @@ pub fn build(repositories: &[Repository]) -> Vec<(String, String)> {
         }
         root.push_str("</ul>");
         for machine in &repository.machines {
+            let factors = shared_factors(machine);
             let rows: Vec<Row<'_>> = machine
                 .series
                 .iter()
                 .map(|series| {
-                    let values: Vec<f64> = series.points.iter().map(|p| p.value).collect();
+                    // Criterion's times are compared without what their run shared with the
+                    // machine's other benchmarks; a custom metric is taken as it is.
+                    let values: Vec<f64> = series
+                        .points
+                        .iter()
+                        .map(|p| match (&series.unit, factors.get(&run_key(p))) {
+                            (None, Some(factor)) => p.value / factor.exp(),
+                            _ => p.value,
+                        })
+                        .collect();
                     Row {
                         series,
                         changes: detect(&values, &config),
@@ -190,6 +201,32 @@ pub fn build(repositories: &[Repository]) -> Vec<(String, String)> {
     }
     files.push(("index.html".to_owned(), page("benchgate", 0, &root)));
     files
+}
+
+/// A run of a machine: when it was recorded, and its commit.
+fn run_key(point: &Point) -> (u64, &str) {
+    (point.recorded_at_ms, point.commit.as_str())
+}
+
+/// Each run's factor shared by the machine's Criterion benchmarks (see
+/// [`crate::changepoint::run_factors`]), by run.
+fn shared_factors(machine: &Machine) -> HashMap<(u64, &str), f64> {
+    let timed: Vec<&Series> = machine.series.iter().filter(|s| s.unit.is_none()).collect();
+    let mut runs: Vec<(u64, &str)> = timed
+        .iter()
+        .flat_map(|s| s.points.iter().map(run_key))
+        .collect();
+    runs.sort_unstable();
+    runs.dedup();
+    let index: HashMap<(u64, &str), usize> =
+        runs.iter().enumerate().map(|(i, key)| (*key, i)).collect();
+    let mut table = vec![vec![None; timed.len()]; runs.len()];
+    for (b, series) in timed.iter().enumerate() {
+        for point in &series.points {
+            table[index[&run_key(point)]][b] = Some(point.value);
+        }
+    }
+    runs.into_iter().zip(run_factors(&table)).collect()
 }
 
 fn describe(machine: &Machine) -> String {
@@ -322,7 +359,7 @@ fn benchmark_page(repository: &Repository, machine: &Machine, row: &Row<'_>) -> 
     ) {
         let _ = write!(
             body,
-            "<div class=\"chart\" id=\"chart\">{svg}</div><p class=\"muted\">Blue: the median {} of each run, with its interval as a band. Red lines: change points. Green triangles: runs where a maintainer overrode the gate. Orange dashes: budgets.</p>",
+            "<div class=\"chart\" id=\"chart\">{svg}</div><p class=\"muted\">Blue: the median {} of each run, with its interval as a band. Red lines: change points. Green triangles: runs where a maintainer overrode the gate. Orange dashes: budgets. Change points are found after taking out what each run shared with this machine's other benchmarks (a slower host moves them all), so their before and after are typical levels.</p>",
             series
                 .unit
                 .as_deref()

@@ -3,7 +3,12 @@
 //! 25% injected at random places. Recall counts a detection within 3 points of the step; false
 //! change points are counted on the unmodified histories, per 100 points.
 //!
-//! Print the table: `cargo test -p benchgate-dashboards --release --test changepoints -- --nocapture`.
+//! Print the table: `cargo test -p benchgate-dashboards --release --test changepoints -- --nocapture`
+//! (add `--ignored` for the table without run factors).
+//!
+//! Each series is measured twice: as it is, and divided by its runs' shared factors
+//! (`run_factors`: most run-to-run movement on a shared runner is common to the whole run), which
+//! is what the site does; the assertions are on the second.
 //!
 //! The targets (recall ≥ 90% for steps of 10% or more, ≤ 1 false change point per 100
 //! points) are NOT met on these histories: their runs move 6–12% from one to the next
@@ -16,7 +21,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use benchgate_dashboards::changepoint::{Config, detect};
+use benchgate_dashboards::changepoint::{Config, detect, run_factors};
 use benchgate_dashboards::history;
 
 const HISTORIES: [&str; 3] = [
@@ -27,23 +32,53 @@ const HISTORIES: [&str; 3] = [
 const STEPS: [f64; 4] = [0.05, 0.10, 0.15, 0.25];
 const TRIALS: usize = 10;
 
-/// Every benchmark's series (ns, in date order) of one history, 20 points or more.
-fn series(name: &str) -> Vec<(String, Vec<f64>)> {
+/// Every run's value of every benchmark, `None` where it has none.
+type Rows = Vec<Vec<Option<f64>>>;
+/// A benchmark: its column, and the runs it has a value in.
+type Column = (usize, Vec<usize>);
+
+/// One history as a table: every run (in date order) × every benchmark, and the benchmarks with
+/// 20 points or more as (column, the runs they have a value in).
+fn table(name: &str) -> (Rows, Vec<Column>) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../shared/corpus")
         .join(name)
         .join("dev/bench/data.js");
     let entries = history::read(&path, &std::fs::read_to_string(&path).unwrap()).unwrap();
-    let mut by_name: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    let mut names: BTreeMap<String, usize> = BTreeMap::new();
     for entry in &entries {
         for bench in &entry.benches {
-            by_name
-                .entry(bench.name.clone())
-                .or_default()
-                .push(bench.ns.max(1.0));
+            let next = names.len();
+            names.entry(bench.name.clone()).or_insert(next);
         }
     }
-    by_name.into_iter().filter(|(_, v)| v.len() >= 20).collect()
+    let mut rows = vec![vec![None; names.len()]; entries.len()];
+    for (run, entry) in entries.iter().enumerate() {
+        for bench in &entry.benches {
+            rows[run][names[&bench.name]] = Some(bench.ns.max(1.0));
+        }
+    }
+    let columns = names
+        .values()
+        .map(|&b| {
+            let runs: Vec<usize> = (0..rows.len()).filter(|&r| rows[r][b].is_some()).collect();
+            (b, runs)
+        })
+        .filter(|(_, runs)| runs.len() >= 20)
+        .collect();
+    (rows, columns)
+}
+
+/// A column's values, divided by each run's shared factor when `factors` are given.
+fn column(
+    rows: &[Vec<Option<f64>>],
+    b: usize,
+    runs: &[usize],
+    factors: Option<&[f64]>,
+) -> Vec<f64> {
+    runs.iter()
+        .map(|&r| rows[r][b].unwrap() / factors.map_or(1.0, |f| f[r].exp()))
+        .collect()
 }
 
 struct Rng(u64);
@@ -57,8 +92,10 @@ impl Rng {
     }
 }
 
-#[test]
-fn recall_and_false_change_points_on_real_histories() {
+/// The harness: (the table, the false rate per 100 points, recall per step). With
+/// `normalize`, each series is divided by its runs' shared factors first (computed with the
+/// injected step in place, as the site would see it).
+fn measure(normalize: bool) -> (String, f64, [f64; 4]) {
     let config = Config::default();
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let mut table = String::from(
@@ -68,22 +105,28 @@ fn recall_and_false_change_points_on_real_histories() {
     let mut all_hits = [0usize; 4];
     let mut all_trials = 0usize;
     for name in HISTORIES {
-        let series = series(name);
-        let points: usize = series.iter().map(|(_, v)| v.len()).sum();
-        let false_points: usize = series.iter().map(|(_, v)| detect(v, &config).len()).sum();
+        let (rows, columns) = self::table(name);
+        let factors = normalize.then(|| run_factors(&rows));
+        let points: usize = columns.iter().map(|(_, runs)| runs.len()).sum();
+        let false_points: usize = columns
+            .iter()
+            .map(|(b, runs)| detect(&column(&rows, *b, runs, factors.as_deref()), &config).len())
+            .sum();
         let mut hits = [0usize; 4];
         let mut trials = 0usize;
-        for (_, values) in &series {
+        for (b, runs) in &columns {
             for _ in 0..TRIALS {
                 // A step anywhere but the first 10 points and the last 5.
-                let at = 10 + rng.below(values.len() - 15);
+                let at = 10 + rng.below(runs.len() - 15);
                 trials += 1;
                 for (k, step) in STEPS.iter().enumerate() {
-                    let mut stepped = values.clone();
-                    for v in &mut stepped[at..] {
-                        *v *= 1.0 + step;
+                    let mut stepped = rows.clone();
+                    for &r in &runs[at..] {
+                        stepped[r][*b] = stepped[r][*b].map(|v| v * (1.0 + step));
                     }
-                    if detect(&stepped, &config)
+                    let factors = normalize.then(|| run_factors(&stepped));
+                    let values = column(&stepped, *b, runs, factors.as_deref());
+                    if detect(&values, &config)
                         .iter()
                         .any(|p| p.index.abs_diff(at) <= 3)
                     {
@@ -95,7 +138,7 @@ fn recall_and_false_change_points_on_real_histories() {
         let recall = |k: usize| format!("{:.1}%", 100.0 * hits[k] as f64 / trials as f64);
         table.push_str(&format!(
             "| {name} | {} | {points} | {:.2} | {} | {} | {} | {} |\n",
-            series.len(),
+            columns.len(),
             100.0 * false_points as f64 / points as f64,
             recall(0),
             recall(1),
@@ -109,26 +152,41 @@ fn recall_and_false_change_points_on_real_histories() {
             all_hits[k] += hits[k];
         }
     }
-    let recall = |k: usize| all_hits[k] as f64 / all_trials as f64;
+    let recall: [f64; 4] = std::array::from_fn(|k| all_hits[k] as f64 / all_trials as f64);
     let false_rate = 100.0 * all_false as f64 / all_points as f64;
     table.push_str(&format!(
         "| all | | {all_points} | {false_rate:.2} | {:.1}% | {:.1}% | {:.1}% | {:.1}% |\n",
-        100.0 * recall(0),
-        100.0 * recall(1),
-        100.0 * recall(2),
-        100.0 * recall(3)
+        100.0 * recall[0],
+        100.0 * recall[1],
+        100.0 * recall[2],
+        100.0 * recall[3]
     ));
-    println!("{table}");
+    (table, false_rate, recall)
+}
+
+/// The same detector on each series as it is, for comparison (docs/changepoints.md):
+/// `cargo test -p benchgate-dashboards --release --test changepoints -- --ignored --nocapture`.
+#[test]
+#[ignore = "a comparison table, not a check; the site divides by run factors"]
+fn the_same_histories_without_run_factors() {
+    let (raw, ..) = measure(false);
+    println!("Each series as it is:\n{raw}");
+}
+
+#[test]
+fn recall_and_false_change_points_on_real_histories() {
+    let (table, false_rate, recall) = measure(true);
+    println!("Each series divided by its runs' shared factors (what the site does):\n{table}");
     assert!(
-        false_rate <= 2.0,
+        false_rate <= 1.6,
         "{false_rate} change points per 100 unmodified points\n{table}"
     );
-    for (k, floor) in [(1, 0.55), (2, 0.75), (3, 0.9)] {
+    for (k, floor) in [(1, 0.68), (2, 0.83), (3, 0.94)] {
         assert!(
-            recall(k) >= floor,
+            recall[k] >= floor,
             "recall of {}% steps is {} < {floor}\n{table}",
             STEPS[k] * 100.0,
-            recall(k)
+            recall[k]
         );
     }
 }
