@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::time::SystemTime;
 
 use benchgate_collector::{Estimate, HardwareProfile, Measurement, RunSummary, StoredRun};
-use benchgate_gate::report::format_ns;
+use benchgate_gate::report::format_measure;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -56,7 +56,13 @@ fn measurement_json(m: &Measurement) -> Value {
         "mean": estimate_json(&m.mean),
         "median": estimate_json(&m.median),
         "n_samples": m.samples.len(),
+        "metric": m.custom.as_ref().map(|c| json!({ "unit": c.unit, "direction": c.direction.as_str() })),
     })
+}
+
+/// A value of `m`: a time, or a custom metric's value in its unit.
+fn value_text(m: &Measurement, value: f64) -> String {
+    format_measure(value, m.custom.as_ref().map(|c| c.unit.as_str()))
 }
 
 /// `benchgate runs`.
@@ -146,12 +152,12 @@ pub fn run(run: &StoredRun, as_json: bool) -> anyhow::Result<String> {
                 m.id.to_string(),
                 format!(
                     "{} ±{:.1}%",
-                    format_ns(m.median.point),
+                    value_text(m, m.median.point),
                     half_width_percent(&m.median)
                 ),
                 format!(
                     "{} ±{:.1}%",
-                    format_ns(m.mean.point),
+                    value_text(m, m.mean.point),
                     half_width_percent(&m.mean)
                 ),
                 m.throughput

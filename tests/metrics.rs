@@ -389,6 +389,25 @@ fn custom_metrics_sit_beside_criterion_output_in_one_run() {
     let text = shown.to_string();
     assert!(text.contains("handshake/latency"), "{text}");
     assert!(text.contains("hash_throughput/SHA-256"), "Criterion's too");
+    let handshake = shown["measurements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["id"] == "handshake/latency")
+        .unwrap();
+    assert_eq!(
+        handshake["metric"],
+        json!({"unit": "ns", "direction": "lower"})
+    );
+    let table = stdout(&benchgate(d, &["show", &run]));
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("handshake/latency"))
+        .unwrap();
+    assert!(
+        row.contains("41.00 ms"),
+        "Bencher's latency in ns reads as a time: {row}"
+    );
 
     // The same id twice is refused.
     std::fs::write(

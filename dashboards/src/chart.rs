@@ -1,16 +1,6 @@
 //! SVG charts: the large trend chart of one benchmark (plotters) and the index's sparklines.
 
-pub use benchgate_gate::report::format_ns;
-use benchgate_gate::report::format_value;
-
-/// A value as the pages show it: a time for Criterion's benchmarks, else the value in its
-/// custom metric's unit.
-pub fn format_measure(value: f64, unit: Option<&str>) -> String {
-    match unit {
-        None => format_ns(value),
-        Some(unit) => format!("{} {unit}", format_value(value)),
-    }
-}
+pub use benchgate_gate::report::{format_measure, format_ns};
 use plotters::prelude::*;
 
 use crate::changepoint::ChangePoint;

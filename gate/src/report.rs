@@ -405,11 +405,23 @@ fn noise_text(b: &BenchmarkResult) -> String {
 }
 
 fn value_text(ns: Option<f64>, unit: Option<&str>) -> String {
-    match (ns, unit) {
-        (None, _) => "-".to_owned(),
-        (Some(ns), None) => format_ns(ns),
-        (Some(value), Some(unit)) => format!("{} {unit}", format_value(value)),
-    }
+    ns.map_or_else(|| "-".to_owned(), |value| format_measure(value, unit))
+}
+
+/// A value as people read it: ns per iteration (`unit` `None`) or a custom metric's value in
+/// its unit; a custom metric in a time unit reads like a time (`41.20 ms`).
+pub fn format_measure(value: f64, unit: Option<&str>) -> String {
+    let Some(unit) = unit else {
+        return format_ns(value);
+    };
+    let ns_per_unit = match unit {
+        "ns" => 1.0,
+        "µs" | "μs" | "us" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        _ => return format!("{} {unit}", format_value(value)),
+    };
+    format_ns(value * ns_per_unit)
 }
 
 /// A custom metric's value: four significant digits, no exponent for everyday magnitudes.
