@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use crate::changepoint::{ChangePoint, Config, detect, run_factors};
+use crate::changepoint::{ChangePoint, Config, detect, run_factors, without_shared};
 use crate::chart::{BudgetLine, Point, format_measure, sparkline_svg, trend_svg};
 
 /// One benchmark's trend on one machine.
@@ -172,14 +172,18 @@ pub fn build(repositories: &[Repository]) -> Vec<(String, String)> {
                 .map(|series| {
                     // Criterion's times are compared without what their run shared with the
                     // machine's other benchmarks; a custom metric is taken as it is.
-                    let values: Vec<f64> = series
-                        .points
-                        .iter()
-                        .map(|p| match (&series.unit, factors.get(&run_key(p))) {
-                            (None, Some(factor)) => p.value / factor.exp(),
-                            _ => p.value,
-                        })
-                        .collect();
+                    let values: Vec<f64> = series.points.iter().map(|p| p.value).collect();
+                    let values = match series.unit {
+                        None => {
+                            let shared: Vec<f64> = series
+                                .points
+                                .iter()
+                                .map(|p| factors.get(&run_key(p)).copied().unwrap_or(0.0))
+                                .collect();
+                            without_shared(&values, &shared)
+                        }
+                        Some(_) => values,
+                    };
                     Row {
                         series,
                         changes: detect(&values, &config),
