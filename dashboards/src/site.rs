@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use crate::changepoint::{ChangePoint, Config, detect, run_factors, without_shared};
+use crate::changepoint::{ChangePoint, Config, detect, run_factors, transient, without_shared};
 use crate::chart::{BudgetLine, Point, format_measure, sparkline_svg, trend_svg};
 
 /// One benchmark's trend on one machine.
@@ -230,7 +230,8 @@ fn shared_factors(machine: &Machine) -> HashMap<(u64, &str), f64> {
             table[index[&run_key(point)]][b] = Some(point.value);
         }
     }
-    runs.into_iter().zip(run_factors(&table)).collect()
+    let factors = transient(&run_factors(&table), &Config::default());
+    runs.into_iter().zip(factors).collect()
 }
 
 fn describe(machine: &Machine) -> String {
