@@ -290,19 +290,6 @@ fn refine(segment: &[f64], hold: usize) -> Option<usize> {
     best.map(|(_, k)| k)
 }
 
-/// The median of `values` (not empty) by selection, not sorting: the splits take thousands.
-fn middle(values: &mut [f64]) -> f64 {
-    let (n, mid) = (values.len(), values.len() / 2);
-    let (below, upper, _) = values.select_nth_unstable_by(mid, f64::total_cmp);
-    let upper = *upper;
-    if n % 2 == 1 {
-        upper
-    } else {
-        // The largest of the lower half.
-        0.5 * (below.iter().copied().fold(f64::NEG_INFINITY, f64::max) + upper)
-    }
-}
-
 /// The split at `t` if it is a confirmed, significant, large enough step: (|z|, the point).
 fn split(
     left: &[f64],
@@ -317,13 +304,13 @@ fn split(
         .iter()
         .flat_map(|r| left.iter().map(move |l| r - l))
         .collect();
-    let step = middle(&mut differences);
+    let step = median(&mut differences);
     let mut deviations: Vec<f64> = left
         .iter()
         .map(|v| (v - before).abs())
         .chain(right.iter().map(|v| (v - after).abs()))
         .collect();
-    let sigma = sigma.max(1.4826 * middle(&mut deviations));
+    let sigma = sigma.max(1.4826 * median(&mut deviations));
     // The Hodges–Lehmann shift of m and n normal draws has variance ≈ π/3 · σ² (1/m + 1/n).
     let se = sigma
         * (std::f64::consts::FRAC_PI_3 * (1.0 / left.len() as f64 + 1.0 / right.len() as f64))

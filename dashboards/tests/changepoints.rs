@@ -151,8 +151,8 @@ struct Measured {
 }
 
 /// The harness: the table, the false rates per 100 points, recall per step. With
-/// `normalize`, each series is divided by its runs' shared factors first (computed with the
-/// injected step in place, as the site would see it).
+/// `normalize`, each series is freed of what its runs shared first, as the site does it
+/// (`run_factors`, `transient`, `without_shared`, computed with the injected step in place).
 fn measure(normalize: bool) -> Measured {
     let config = Config::default();
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);

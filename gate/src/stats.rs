@@ -240,17 +240,20 @@ pub fn t_quantile(p: f64, df: f64) -> f64 {
     0.5 * (low + high)
 }
 
-/// The median of `values` (which it sorts); NaN for none.
+/// The median of `values` (which it reorders: selection, not a sort; the change-point detector
+/// takes thousands of them); NaN for none.
 pub fn median(values: &mut [f64]) -> f64 {
     if values.is_empty() {
         return f64::NAN;
     }
-    values.sort_by(f64::total_cmp);
-    let mid = values.len() / 2;
-    if values.len() % 2 == 1 {
-        values[mid]
+    let (n, mid) = (values.len(), values.len() / 2);
+    let (below, upper, _) = values.select_nth_unstable_by(mid, f64::total_cmp);
+    let upper = *upper;
+    if n % 2 == 1 {
+        upper
     } else {
-        0.5 * (values[mid - 1] + values[mid])
+        // The largest of the lower half.
+        0.5 * (below.iter().copied().fold(f64::NEG_INFINITY, f64::max) + upper)
     }
 }
 
@@ -419,6 +422,9 @@ mod tests {
     fn medians_and_variances() {
         assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
         assert_eq!(median(&mut [4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert_eq!(median(&mut [5.0, 1.0, 9.0, 3.0, 7.0, 2.0]), 4.0);
+        assert_eq!(median(&mut [2.0, 2.0, 1.0, 2.0]), 2.0);
+        assert!(median(&mut []).is_nan());
         assert!(close(
             variance(&[1.0, 2.0, 3.0, 4.0]),
             1.666_666_666_666_7,
