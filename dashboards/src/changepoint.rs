@@ -19,8 +19,12 @@ const FEW_AFTER: usize = 5;
 /// The detector's settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Config {
-    /// Points compared on each side of a split.
+    /// Points compared on each side of a split, at most.
     pub window: usize,
+    /// The smallest window: each split is also tested with windows of `window / 2`,
+    /// `window / 4`, … down to this, so a short excursion (a regression fixed four runs later)
+    /// or a step just before another is not averaged away by the points beyond it.
+    pub min_window: usize,
     /// The largest two-sided p-value of a change point.
     pub p_value: f64,
     /// The smallest step, as a fraction (0.05 = 5%).
@@ -33,6 +37,7 @@ impl Default for Config {
     fn default() -> Self {
         Self {
             window: 40,
+            min_window: 5,
             // Measured on real histories (docs/changepoints.md): 1e-2 finds 84% of 10% steps
             // with 0.98 change points per 100 points where no step is visible; 1e-3 finds 78%.
             p_value: 1e-2,
@@ -114,6 +119,142 @@ pub fn transient(factors: &[f64], config: &Config) -> Vec<f64> {
     out
 }
 
+/// Peers whose runs a benchmark is compared with in [`Shared::adjust`].
+const PEERS: usize = 5;
+
+/// Fewest runs two benchmarks must share to be compared as peers.
+const MIN_SHARED_RUNS: usize = 10;
+
+/// What the runs of one machine shared, for taking it out of each benchmark's series: the
+/// machine's [`run_factors`] (with their own steps kept, [`transient`]) and each benchmark's
+/// distance from its own typical level in each run.
+#[derive(Debug, Clone)]
+pub struct Shared {
+    /// `ln(value) − ln(typical level)`, `[run][benchmark]`.
+    offsets: Vec<Vec<Option<f64>>>,
+    /// The machine's transient factor per run.
+    machine: Vec<f64>,
+}
+
+impl Shared {
+    /// `table[run][benchmark]`, oldest run first (as for [`run_factors`]).
+    pub fn new(table: &[Vec<Option<f64>>], config: &Config) -> Self {
+        let width = table.iter().map(Vec::len).max().unwrap_or(0);
+        let usable = |v: Option<&Option<f64>>| {
+            v.copied()
+                .flatten()
+                .filter(|v| v.is_finite() && *v > 0.0)
+                .map(f64::ln)
+        };
+        let levels: Vec<Option<f64>> = (0..width)
+            .map(|b| {
+                let mut xs: Vec<f64> = table.iter().filter_map(|run| usable(run.get(b))).collect();
+                (!xs.is_empty()).then(|| median(&mut xs))
+            })
+            .collect();
+        let offsets = table
+            .iter()
+            .map(|run| {
+                (0..width)
+                    .map(|b| Some(usable(run.get(b))? - levels[b]?))
+                    .collect()
+            })
+            .collect();
+        Self {
+            offsets,
+            machine: transient(&run_factors(table), config),
+        }
+    }
+
+    /// The machine's transient factor of each run (see [`transient`]).
+    pub fn machine(&self) -> &[f64] {
+        &self.machine
+    }
+
+    /// Benchmark `b`'s values (`values[i]` from run `runs[i]`) without what their runs shared,
+    /// by the quieter of two estimates of it: the whole machine's factor, or the median offset
+    /// of the [`PEERS`] benchmarks whose run-to-run movement is most like `b`'s (the largest
+    /// correlation of successive differences). Benchmarks of one kind (memory-bound, say) often
+    /// move together and apart from the rest of the suite. Either factor keeps its own steps
+    /// ([`transient`]), so a change that slows a whole family of benchmarks stays in each of
+    /// their series, and each is applied with the series' own loading ([`without_shared`]).
+    pub fn adjust(&self, b: usize, runs: &[usize], values: &[f64], config: &Config) -> Vec<f64> {
+        let at = |factors: &[f64]| -> Vec<f64> {
+            runs.iter()
+                .map(|&r| factors.get(r).copied().unwrap_or(0.0))
+                .collect()
+        };
+        let by_machine = without_shared(values, &at(&self.machine));
+        let Some(peers) = self.peer_factors(b) else {
+            return by_machine;
+        };
+        let by_peers = without_shared(values, &at(&transient(&peers, config)));
+        let noise =
+            |v: &[f64]| successive_difference_sigma(&v.iter().map(|x| x.ln()).collect::<Vec<_>>());
+        if noise(&by_peers) < noise(&by_machine) {
+            by_peers
+        } else {
+            by_machine
+        }
+    }
+
+    /// The median offset, in each run, of `b`'s closest peers; the machine's factor in runs where
+    /// fewer than three of them ran. `None` without enough peers.
+    fn peer_factors(&self, b: usize) -> Option<Vec<f64>> {
+        let offset = |r: usize, c: usize| self.offsets[r].get(c).copied().flatten();
+        let width = self.offsets.iter().map(Vec::len).max().unwrap_or(0);
+        let mut scores: Vec<(f64, usize)> = (0..width)
+            .filter(|&p| p != b)
+            .filter_map(|p| {
+                let both: Vec<(f64, f64)> = (0..self.offsets.len())
+                    .filter_map(|r| Some((offset(r, b)?, offset(r, p)?)))
+                    .collect();
+                if both.len() < MIN_SHARED_RUNS {
+                    return None;
+                }
+                let steps: Vec<(f64, f64)> = both
+                    .windows(2)
+                    .map(|w| (w[1].0 - w[0].0, w[1].1 - w[0].1))
+                    .collect();
+                let correlation = correlation(&steps);
+                correlation.is_finite().then_some((correlation, p))
+            })
+            .collect();
+        if scores.len() < MIN_SUITE {
+            return None;
+        }
+        scores.sort_by(|x, y| y.0.total_cmp(&x.0));
+        let peers: Vec<usize> = scores.iter().take(PEERS).map(|&(_, p)| p).collect();
+        Some(
+            (0..self.offsets.len())
+                .map(|r| {
+                    let mut xs: Vec<f64> = peers.iter().filter_map(|&p| offset(r, p)).collect();
+                    if xs.len() < MIN_SUITE {
+                        self.machine.get(r).copied().unwrap_or(0.0)
+                    } else {
+                        median(&mut xs)
+                    }
+                })
+                .collect(),
+        )
+    }
+}
+
+/// Pearson's correlation of the pairs.
+fn correlation(pairs: &[(f64, f64)]) -> f64 {
+    let n = pairs.len() as f64;
+    let (mx, my) = pairs
+        .iter()
+        .fold((0.0, 0.0), |(a, b), (x, y)| (a + x / n, b + y / n));
+    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
+    for (x, y) in pairs {
+        sxy += (x - mx) * (y - my);
+        sxx += (x - mx) * (x - mx);
+        syy += (y - my) * (y - my);
+    }
+    sxy / (sxx * syy).sqrt()
+}
+
 /// Loadings tried by [`without_shared`]: 0, 0.05, …, 1.5.
 const LOADINGS: usize = 30;
 
@@ -160,30 +301,23 @@ pub fn detect(values: &[f64], config: &Config) -> Vec<ChangePoint> {
     };
     let mut cuts: Vec<usize> = Vec::new();
     // Each split's test, kept until a new cut shortens its windows.
-    let mut tested: Vec<Option<Option<(f64, ChangePoint)>>> = vec![None; x.len()];
+    let mut tested: Vec<Option<Option<(f64, ChangePoint, usize)>>> = vec![None; x.len()];
     loop {
-        let mut best: Option<(f64, ChangePoint)> = None;
+        let mut best: Option<(f64, ChangePoint, usize)> = None;
         for (t, cached) in tested.iter_mut().enumerate().skip(1) {
             if cuts.contains(&t) {
                 continue;
             }
-            let result = *cached.get_or_insert_with(|| {
-                let (left, right) = windows(&x, &cuts, t, config.window);
-                if left.len() < 3 || right.len() < config.hold {
-                    None
-                } else {
-                    split(left, right, sigma, t, config)
-                }
-            });
-            if let Some((z, point)) = result
-                && best.as_ref().is_none_or(|(b, _)| z > *b)
+            let result = *cached.get_or_insert_with(|| strongest(&x, &cuts, t, sigma, config));
+            if let Some((z, point, window)) = result
+                && best.as_ref().is_none_or(|(b, _, _)| z > *b)
             {
-                best = Some((z, point));
+                best = Some((z, point, window));
             }
         }
         match best {
-            Some((_, point)) => {
-                let (left, right) = windows(&x, &cuts, point.index, config.window);
+            Some((_, point, window)) => {
+                let (left, right) = windows(&x, &cuts, point.index, window);
                 let a = point.index - left.len();
                 let b = point.index + right.len();
                 let cut = refine(&x[a..b], config.hold).map_or(point.index, |k| a + k);
@@ -208,16 +342,11 @@ pub fn detect(values: &[f64], config: &Config) -> Vec<ChangePoint> {
         let weakest = cuts
             .iter()
             .enumerate()
-            .filter_map(|(i, &t)| {
-                let (left, right) = windows(&x, &cuts, t, config.window);
-                let fails = left.len() < 3
-                    || right.len() < config.hold
-                    || split(left, right, sigma, t, config).is_none();
-                fails.then(|| {
-                    let strength =
-                        split(left, right, sigma, t, &measure_only).map_or(0.0, |(z, _)| z);
-                    (i, strength)
-                })
+            .filter(|(_, t)| strongest(&x, &cuts, **t, sigma, config).is_none())
+            .map(|(i, &t)| {
+                let strength =
+                    strongest(&x, &cuts, t, sigma, &measure_only).map_or(0.0, |(z, _, _)| z);
+                (i, strength)
             })
             .min_by(|a, b| a.1.total_cmp(&b.1));
         match weakest {
@@ -229,9 +358,8 @@ pub fn detect(values: &[f64], config: &Config) -> Vec<ChangePoint> {
     }
     cuts.iter()
         .map(|&t| {
-            let (left, right) = windows(&x, &cuts, t, config.window);
-            let mut point = split(left, right, sigma, t, &measure_only)
-                .map(|(_, p)| p)
+            let mut point = strongest(&x, &cuts, t, sigma, &measure_only)
+                .map(|(_, p, _)| p)
                 .unwrap_or(ChangePoint {
                     index: t,
                     before: 0.0,
@@ -243,6 +371,54 @@ pub fn detect(values: &[f64], config: &Config) -> Vec<ChangePoint> {
             point
         })
         .collect()
+}
+
+/// The strongest test of the split at `t` over the windows `config.window`, half that, … down
+/// to `config.min_window` (each within the segment between `cuts`): (|z|, the point, the window).
+fn strongest(
+    x: &[f64],
+    cuts: &[usize],
+    t: usize,
+    sigma: f64,
+    config: &Config,
+) -> Option<(f64, ChangePoint, usize)> {
+    let mut best: Option<(f64, ChangePoint, usize)> = None;
+    let mut window = config.window;
+    loop {
+        let (left, right) = windows(x, cuts, t, window);
+        // A narrower window is one more look at the same split: it must pass a p-value smaller
+        // in proportion, and its two sides must not overlap at all (a few points each side can
+        // be a level only if none of them strays past the midpoint).
+        let narrower = window < config.window;
+        let this = Config {
+            p_value: config.p_value * window as f64 / config.window as f64,
+            ..*config
+        };
+        if left.len() >= 3
+            && right.len() >= config.hold
+            && let Some((z, point)) = split(left, right, sigma, t, &this)
+            && (!narrower || crossings(left, right) == 0)
+            && best.as_ref().is_none_or(|(b, _, _)| z > *b)
+        {
+            best = Some((z, point, window));
+        }
+        let next = (window / 2).max(config.min_window).max(1);
+        if next >= window {
+            break best;
+        }
+        window = next;
+    }
+}
+
+/// How many points of `left` and `right` sit on the wrong side of the midpoint between their
+/// medians.
+fn crossings(left: &[f64], right: &[f64]) -> usize {
+    let before = median(&mut left.to_vec());
+    let after = median(&mut right.to_vec());
+    let mid = (before + after) / 2.0;
+    let up = after > before;
+    left.iter().filter(|v| (**v > mid) == up).count()
+        + right.iter().filter(|v| (**v < mid) == up).count()
 }
 
 /// The up-to-`window` points before and from `t`, within the segment between accepted `cuts`.
@@ -495,6 +671,85 @@ mod tests {
             // Divided by the whole factor, the step is gone with the runner's noise.
             assert_eq!(detect(&without_shared(&values, &factors), &config), vec![]);
         }
+    }
+
+    #[test]
+    fn a_regression_fixed_six_runs_later_is_found_at_both_ends() {
+        // 1% noise; 10% slower for six runs, then a fix that also made it 2% faster than it
+        // started. Wide windows about run 10 reach past run 16 and the two steps cancel there.
+        let wide_only = Config {
+            min_window: 40,
+            ..Config::default()
+        };
+        for seed in [3, 7, 11] {
+            let series = noisy(&[(10, 1000.0), (6, 1100.0), (8, 980.0)], 0.01, seed);
+            let found = detect(&series, &Config::default());
+            assert_eq!(
+                found.iter().map(|p| p.index).collect::<Vec<_>>(),
+                vec![10, 16],
+                "seed {seed}: {found:?}"
+            );
+            assert!((found[0].ratio - 1.1).abs() < 0.02, "{found:?}");
+            assert!((found[1].ratio - 0.98 / 1.1).abs() < 0.02, "{found:?}");
+            assert_eq!(detect(&series, &wide_only), vec![], "seed {seed}");
+        }
+    }
+
+    #[test]
+    fn a_family_that_moves_together_is_compared_with_itself_and_keeps_its_steps() {
+        // Twelve benchmarks over 80 runs. The runner adds ±2% to all of them; four (a family)
+        // also share ±8% of their own. The family slows by 15% from run 50; benchmark 11 alone
+        // slows by 10% from run 30.
+        let runner = noisy(&[(80, 1.0)], 0.02, 31);
+        let family = noisy(&[(80, 1.0)], 0.08, 37);
+        let table: Vec<Vec<Option<f64>>> = (0..80)
+            .map(|run| {
+                let own = noisy(&[(12, 1.0)], 0.005, 200 + run as u64);
+                (0..12)
+                    .map(|b| {
+                        let mut v = 100.0 * (b + 1) as f64 * runner[run] * own[b];
+                        if b < 4 {
+                            v *= family[run] * if run >= 50 { 1.15 } else { 1.0 };
+                        }
+                        if b == 11 && run >= 30 {
+                            v *= 1.1;
+                        }
+                        Some(v)
+                    })
+                    .collect()
+            })
+            .collect();
+        let config = Config::default();
+        let shared = Shared::new(&table, &config);
+        let runs: Vec<usize> = (0..80).collect();
+        let column = |b: usize| -> Vec<f64> { table.iter().map(|r| r[b].unwrap_or(1.0)).collect() };
+        for b in 0..4 {
+            let values = column(b);
+            let adjusted = shared.adjust(b, &runs, &values, &config);
+            // The family's own noise is gone (compared with its peers, not the machine)...
+            let noise = |v: &[f64]| {
+                successive_difference_sigma(&v.iter().map(|x| x.ln()).collect::<Vec<_>>())
+            };
+            assert!(
+                noise(&adjusted) < 0.02,
+                "benchmark {b}: {}",
+                noise(&adjusted)
+            );
+            // ...and the step the whole family took is still there, where it is.
+            let points = detect(&adjusted, &config);
+            assert_eq!(points.len(), 1, "benchmark {b}: {points:?}");
+            assert!(
+                points[0].index.abs_diff(50) <= 1,
+                "benchmark {b}: {points:?}"
+            );
+            assert!(
+                (points[0].ratio - 1.15).abs() < 0.03,
+                "benchmark {b}: {points:?}"
+            );
+        }
+        let values = column(11);
+        let points = detect(&shared.adjust(11, &runs, &values, &config), &config);
+        assert_eq!(points.iter().map(|p| p.index).collect::<Vec<_>>(), vec![30]);
     }
 
     #[test]

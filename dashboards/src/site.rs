@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use crate::changepoint::{ChangePoint, Config, detect, run_factors, transient, without_shared};
+use crate::changepoint::{ChangePoint, Config, Shared, detect};
 use crate::chart::{BudgetLine, Point, format_measure, sparkline_svg, trend_svg};
 
 /// One benchmark's trend on one machine.
@@ -165,7 +165,8 @@ pub fn build(repositories: &[Repository]) -> Vec<(String, String)> {
         }
         root.push_str("</ul>");
         for machine in &repository.machines {
-            let factors = shared_factors(machine);
+            let shared = SharedRuns::new(machine, &config);
+            let mut timed = 0;
             let rows: Vec<Row<'_>> = machine
                 .series
                 .iter()
@@ -175,12 +176,8 @@ pub fn build(repositories: &[Repository]) -> Vec<(String, String)> {
                     let values: Vec<f64> = series.points.iter().map(|p| p.value).collect();
                     let values = match series.unit {
                         None => {
-                            let shared: Vec<f64> = series
-                                .points
-                                .iter()
-                                .map(|p| factors.get(&run_key(p)).copied().unwrap_or(0.0))
-                                .collect();
-                            without_shared(&values, &shared)
+                            timed += 1;
+                            shared.adjust(timed - 1, series, &values, &config)
                         }
                         Some(_) => values,
                     };
@@ -212,26 +209,45 @@ fn run_key(point: &Point) -> (u64, &str) {
     (point.recorded_at_ms, point.commit.as_str())
 }
 
-/// Each run's factor shared by the machine's Criterion benchmarks (see
-/// [`crate::changepoint::run_factors`]), by run.
-fn shared_factors(machine: &Machine) -> HashMap<(u64, &str), f64> {
-    let timed: Vec<&Series> = machine.series.iter().filter(|s| s.unit.is_none()).collect();
-    let mut runs: Vec<(u64, &str)> = timed
-        .iter()
-        .flat_map(|s| s.points.iter().map(run_key))
-        .collect();
-    runs.sort_unstable();
-    runs.dedup();
-    let index: HashMap<(u64, &str), usize> =
-        runs.iter().enumerate().map(|(i, key)| (*key, i)).collect();
-    let mut table = vec![vec![None; timed.len()]; runs.len()];
-    for (b, series) in timed.iter().enumerate() {
-        for point in &series.points {
-            table[index[&run_key(point)]][b] = Some(point.value);
+/// What the runs of a machine's Criterion benchmarks shared (see [`Shared`]), and which run
+/// each point is from.
+struct SharedRuns<'a> {
+    shared: Shared,
+    index: HashMap<(u64, &'a str), usize>,
+}
+
+impl<'a> SharedRuns<'a> {
+    fn new(machine: &'a Machine, config: &Config) -> Self {
+        let timed: Vec<&Series> = machine.series.iter().filter(|s| s.unit.is_none()).collect();
+        let mut runs: Vec<(u64, &str)> = timed
+            .iter()
+            .flat_map(|s| s.points.iter().map(run_key))
+            .collect();
+        runs.sort_unstable();
+        runs.dedup();
+        let index: HashMap<(u64, &str), usize> =
+            runs.iter().enumerate().map(|(i, key)| (*key, i)).collect();
+        let mut table = vec![vec![None; timed.len()]; runs.len()];
+        for (b, series) in timed.iter().enumerate() {
+            for point in &series.points {
+                table[index[&run_key(point)]][b] = Some(point.value);
+            }
+        }
+        Self {
+            shared: Shared::new(&table, config),
+            index,
         }
     }
-    let factors = transient(&run_factors(&table), &Config::default());
-    runs.into_iter().zip(factors).collect()
+
+    /// The `b`th Criterion series' values without what their runs shared.
+    fn adjust(&self, b: usize, series: &Series, values: &[f64], config: &Config) -> Vec<f64> {
+        let runs: Vec<usize> = series
+            .points
+            .iter()
+            .map(|p| self.index.get(&run_key(p)).copied().unwrap_or(usize::MAX))
+            .collect();
+        self.shared.adjust(b, &runs, values, config)
+    }
 }
 
 fn describe(machine: &Machine) -> String {
