@@ -4,7 +4,7 @@
 //! real `benchgate serve`, and the local fake GitHub API taking the comment and the check.
 //!
 //! The story of one pull request: a nightly run on `main` stores the baseline in the service; a
-//! pull request doubles the work of one AEAD benchmark and gets one comment and a failing
+//! pull request does eight times the work of one AEAD benchmark and gets one comment and a failing
 //! `benchgate` check; a writer's `/benchgate override <reason>` turns the check green; a second
 //! push is gated afresh and updates the same comment.
 
@@ -23,9 +23,11 @@ use serde_json::{Value, json};
 use sha2::Digest as _;
 
 const VERSION: &str = "v0.0.0-e2e";
-/// The benchmark the pull request slows down, and by how much (its work done twice).
+/// The benchmark the pull request slows down, and by how much: its work done eight times, so
+/// that a shared runner's interference (one run a side moved by up to 65% in CI) cannot hide it.
+/// How small a slowdown the gate can see is the business of `tests/accuracy.rs`, not this one.
 const SLOWED: &str = "aead/seal/chacha20-poly1305/16 KiB";
-const SLOWDOWN: &str = "aead/seal/chacha20-poly1305=2";
+const SLOWDOWN: &str = "aead/seal/chacha20-poly1305=8";
 /// The protocol workloads: AEAD seal and open, framing, the loopback handshake.
 const WORKLOADS: &str = "^(aead|framing|handshake)/";
 const REPOSITORY: &str = "acme/rocket";
@@ -77,11 +79,11 @@ fn repository(dir: &Path) -> [String; 3] {
     git(dir, &["commit", "-q", "-m", "A"]);
     let a = git(dir, &["rev-parse", "HEAD"]);
     git(dir, &["checkout", "-q", "-b", "feature"]);
-    std::fs::write(dir.join("seal.rs"), "// seal twice\n").unwrap();
+    std::fs::write(dir.join("seal.rs"), "// seal eight times\n").unwrap();
     git(dir, &["add", "."]);
     git(dir, &["commit", "-q", "-m", "B"]);
     let b = git(dir, &["rev-parse", "HEAD"]);
-    std::fs::write(dir.join("seal.rs"), "// seal twice, documented\n").unwrap();
+    std::fs::write(dir.join("seal.rs"), "// seal eight times, documented\n").unwrap();
     git(dir, &["commit", "-q", "-am", "C"]);
     let c = git(dir, &["rev-parse", "HEAD"]);
     [a, b, c]
@@ -267,7 +269,7 @@ fn a_pull_request_end_to_end() {
         "a nightly posts nothing"
     );
 
-    // 2. The pull request doubles the seal's work: one comment, a failing check, outputs.
+    // 2. The pull request does the seal's work eight times: one comment, a failing check, outputs.
     let mut job = world.job(
         "push-1",
         "pull_request",
@@ -279,7 +281,11 @@ fn a_pull_request_end_to_end() {
     let mut with = world.with("pr");
     with.push(("bench-command", &bench));
     let first = job.run(&with);
-    assert!(!first.succeeded(), "a regression fails the job");
+    assert!(
+        !first.succeeded(),
+        "a regression fails the job\n{}",
+        first.logs()
+    );
     assert_eq!(
         first.step("Run benchgate").outcome,
         Outcome::Failure(Some(1)),
@@ -303,7 +309,10 @@ fn a_pull_request_end_to_end() {
     let slowed = benchmark(&summary, SLOWED);
     assert_eq!(slowed["verdict"], "regressed", "{slowed:#}");
     let ratio = slowed["ratio"].as_f64().unwrap();
-    assert!((1.5..2.6).contains(&ratio), "twice the work: ratio {ratio}");
+    assert!(
+        (4.0..14.0).contains(&ratio),
+        "eight times the work: ratio {ratio}"
+    );
     assert_eq!(slowed["throughput"]["amount"], 16384);
     assert!(
         first.summary.contains("benchgate regressed"),
@@ -345,7 +354,7 @@ fn a_pull_request_end_to_end() {
         .permissions
         .insert("maint".into(), "write");
     world.github.data().pulls.insert(7, b.clone());
-    let reason = "the seal runs twice on purpose in this demo";
+    let reason = "the seal runs eight times on purpose in this demo";
     let event = fake_github::issue_comment_event(
         "created",
         555,
