@@ -37,7 +37,8 @@ pub fn imported_profile() -> HardwareProfile {
 }
 
 /// One run per history entry, oldest first. A commit measured twice gets attempts 1, 2, ...
-/// Each value becomes one sample (the history kept no samples); `± N` becomes the interval.
+/// Each value becomes one sample (the history kept no samples); its `range` (`± N` or
+/// `[low, high]`), when readable, becomes the interval.
 pub fn runs(
     path: &Path,
     repository: &RepositoryName,
@@ -71,11 +72,11 @@ pub fn runs(
                     entry.commit
                 )
             })?;
-            let spread = bench.spread_ns.unwrap_or(0.0);
+            let (lower, upper) = bench.interval_ns.unwrap_or((bench.ns, bench.ns));
             let estimate = Estimate {
                 point: bench.ns,
-                lower: (bench.ns - spread).max(0.0),
-                upper: bench.ns + spread,
+                lower,
+                upper,
                 confidence_level: 0.95,
             };
             measurements.push(Measurement {

@@ -1,4 +1,5 @@
-//! `benchgate import-history` on a real github-action-benchmark history (rune's `data.js`).
+//! `benchgate import-history` on real histories: github-action-benchmark's `data.js` (rune's)
+//! and git-bench's `data.json` (RFC 3339 dates, Criterion's `[low, high]` intervals).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
 
@@ -67,6 +68,47 @@ fn a_github_action_benchmark_history_becomes_runs() {
 }
 
 #[test]
+fn a_git_bench_history_keeps_its_dates_and_criterion_intervals() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = corpus("fedemagnani__git-bench/dev/bench/data.json");
+    let args = [
+        "import-history",
+        data.to_str().unwrap(),
+        "--repo",
+        "fedemagnani/git-bench",
+    ];
+    let output = benchgate(dir.path(), &args);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(stderr(&output).contains("(18 new)"), "{}", stderr(&output));
+    let runs: Value =
+        serde_json::from_slice(&benchgate(dir.path(), &["runs", "--format", "json"]).stdout)
+            .unwrap();
+    let runs = runs.as_array().unwrap();
+    assert_eq!(runs.len(), 18);
+    // "date": "2025-12-25T01:04:38.601003Z" and "2026-01-05T20:09:20.552557155Z".
+    assert_eq!(runs[0]["recorded_at"], "2025-12-25T01:04:38Z");
+    assert_eq!(runs[17]["recorded_at"], "2026-01-05T20:09:20Z");
+    assert_eq!(
+        runs[17]["commit"],
+        "052b3a6f414b08cf18e7978e4acbeaf1a1d79194"
+    );
+    let shown: Value = serde_json::from_slice(
+        &benchgate(dir.path(), &["show", "latest", "--format", "json"]).stdout,
+    )
+    .unwrap();
+    let product = shown["measurements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["id"] == "arithmetic::product_10")
+        .unwrap();
+    // "value": 4.6662, "unit": "ns", "range": "[4.6594 ns, 4.6759 ns]".
+    assert_eq!(product["median"]["point"], 4.6662);
+    assert_eq!(product["median"]["lower"], 4.6594);
+    assert_eq!(product["median"]["upper"], 4.6759);
+}
+
+#[test]
 fn a_bad_history_is_refused_naming_the_field() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("data.json");
@@ -84,6 +126,17 @@ fn a_bad_history_is_refused_naming_the_field() {
             "data.json",
             "`entries.Benchmark[0].benches[0].unit`",
             "\"ops/sec\" is not a time unit",
+        ],
+    );
+    assert!(!dir.path().join(".benchgate").exists(), "nothing stored");
+    let dated = entry("ms").replace(r#""date": 1"#, r#""date": "yesterday""#);
+    std::fs::write(&bad, dated).unwrap();
+    assert_refused(
+        &benchgate(dir.path(), &args),
+        &[
+            "data.json",
+            "`entries.Benchmark[0].date`",
+            "\"yesterday\" is neither milliseconds since the epoch nor an RFC 3339 time",
         ],
     );
     assert!(!dir.path().join(".benchgate").exists(), "nothing stored");

@@ -1,5 +1,6 @@
 //! github-action-benchmark histories (`data.js` or `data.json` from a `gh-pages` branch), so
-//! projects can bring their past along. Only Criterion-like time units are accepted.
+//! projects can bring their past along, and git-bench's `data.json`, which has the same shape
+//! with RFC 3339 dates and Criterion's `[low, high]` interval. Only time units are accepted.
 
 use std::path::{Path, PathBuf};
 
@@ -25,8 +26,10 @@ pub struct Bench {
     pub name: String,
     /// ns per iteration.
     pub ns: f64,
-    /// The `± N` spread, in ns, when given.
-    pub spread_ns: Option<f64>,
+    /// The interval about the value, in ns, when the history gives one: `± N` (libtest's and
+    /// github-action-benchmark's `cargo` tool) or `[low unit, high unit]` (Criterion's own
+    /// interval, as git-bench writes it). Other `range` texts are free-form and give none.
+    pub interval_ns: Option<(f64, f64)>,
 }
 
 /// A history that cannot be read, naming the file and the field.
@@ -49,8 +52,16 @@ struct File {
 #[derive(Deserialize)]
 struct RawEntry {
     commit: RawCommit,
-    date: u64,
+    date: RawDate,
     benches: Vec<RawBench>,
+}
+
+/// github-action-benchmark writes milliseconds since the epoch; git-bench an RFC 3339 time.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawDate {
+    Millis(u64),
+    Text(String),
 }
 
 #[derive(Deserialize)]
@@ -77,6 +88,33 @@ fn ns_per(unit: &str) -> Option<f64> {
         "s" | "sec" => Some(1e9),
         _ => None,
     }
+}
+
+/// A `range` as an interval about `value` (both in the bench's unit, scaled to ns by `scale`):
+/// `± N`, or `[low unit, high unit]` with each end in a time unit. `None` for anything else.
+fn interval(range: &str, value: f64, scale: f64) -> Option<(f64, f64)> {
+    let range = range.trim();
+    if let Some(spread) = range
+        .strip_prefix('±')
+        .or_else(|| range.strip_prefix("+/-"))
+    {
+        let spread: f64 = spread.trim().parse().ok()?;
+        return (spread.is_finite() && spread >= 0.0)
+            .then(|| ((value - spread).max(0.0) * scale, (value + spread) * scale));
+    }
+    let inner = range.strip_prefix('[')?.strip_suffix(']')?;
+    let (low, high) = inner.split_once(',')?;
+    let end = |text: &str| -> Option<f64> {
+        let mut parts = text.split_whitespace();
+        let number: f64 = parts.next()?.parse().ok()?;
+        let ns = match parts.next() {
+            Some(unit) => number * ns_per(unit)?,
+            None => number * scale,
+        };
+        (parts.next().is_none() && ns.is_finite() && ns >= 0.0).then_some(ns)
+    };
+    let (low, high) = (end(low)?, end(high)?);
+    (low <= value * scale && value * scale <= high).then_some((low, high))
 }
 
 /// Reads a `data.js` (`window.BENCHMARK_DATA = {...}`) or `data.json` history, oldest first.
@@ -119,20 +157,34 @@ pub fn read(path: &Path, text: &str) -> Result<Vec<Entry>, HistoryError> {
                 if !(bench.value.is_finite() && bench.value >= 0.0) {
                     return Err(error(at("value"), format!("{} is not a time", bench.value)));
                 }
-                let spread_ns = bench
+                let interval_ns = bench
                     .range
                     .as_deref()
-                    .and_then(|r| r.trim().trim_start_matches('±').trim().parse::<f64>().ok())
-                    .map(|r| r * scale);
+                    .and_then(|r| interval(r, bench.value, scale));
                 benches.push(Bench {
                     name: bench.name,
                     ns: bench.value * scale,
-                    spread_ns,
+                    interval_ns,
                 });
             }
+            let date_ms = match entry.date {
+                RawDate::Millis(ms) => ms,
+                RawDate::Text(text) => humantime::parse_rfc3339_weak(&text)
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .and_then(|d| u64::try_from(d.as_millis()).ok())
+                    .ok_or_else(|| {
+                        error(
+                            at("date"),
+                            format!(
+                                "{text:?} is neither milliseconds since the epoch nor an RFC 3339 time"
+                            ),
+                        )
+                    })?,
+            };
             entries.push(Entry {
                 commit,
-                date_ms: entry.date,
+                date_ms,
                 suite: suite.clone(),
                 benches,
             });
