@@ -106,9 +106,16 @@ pub fn run_factors(table: &[Vec<Option<f64>>]) -> Vec<f64> {
 /// stays in every series, to be found there, while the run-to-run movement of a shared runner is
 /// still taken out.
 pub fn transient(factors: &[f64], config: &Config) -> Vec<f64> {
+    transient_and_steps(factors, config).0
+}
+
+/// [`transient`], and the factors' own change points (indices are runs; `before`, `after` and
+/// `ratio` are of the factor as a ratio, 1 being the machine's typical run).
+fn transient_and_steps(factors: &[f64], config: &Config) -> (Vec<f64>, Vec<ChangePoint>) {
     let levels: Vec<f64> = factors.iter().map(|f| f.exp()).collect();
+    let steps = detect(&levels, config);
     let mut bounds: Vec<usize> = vec![0];
-    bounds.extend(detect(&levels, config).iter().map(|c| c.index));
+    bounds.extend(steps.iter().map(|c| c.index));
     bounds.push(factors.len());
     let mut out = Vec::with_capacity(factors.len());
     for stretch in bounds.windows(2) {
@@ -116,7 +123,7 @@ pub fn transient(factors: &[f64], config: &Config) -> Vec<f64> {
         let level = median(&mut segment.to_vec());
         out.extend(segment.iter().map(|f| f - level));
     }
-    out
+    (out, steps)
 }
 
 /// Peers whose runs a benchmark is compared with in [`Shared::adjust`].
@@ -134,6 +141,8 @@ pub struct Shared {
     offsets: Vec<Vec<Option<f64>>>,
     /// The machine's transient factor per run.
     machine: Vec<f64>,
+    /// The change points of the machine's factor: steps the whole suite took at once.
+    suite_steps: Vec<ChangePoint>,
 }
 
 impl Shared {
@@ -160,15 +169,24 @@ impl Shared {
                     .collect()
             })
             .collect();
+        let (machine, suite_steps) = transient_and_steps(&run_factors(table), config);
         Self {
             offsets,
-            machine: transient(&run_factors(table), config),
+            machine,
+            suite_steps,
         }
     }
 
     /// The machine's transient factor of each run (see [`transient`]).
     pub fn machine(&self) -> &[f64] {
         &self.machine
+    }
+
+    /// Steps the whole suite took at once: the change points of the machine's [`run_factors`]
+    /// (their `index` is a run of the table; `ratio` is how far the typical benchmark moved).
+    /// These stay in every series that took them, so each benchmark's page shows them too.
+    pub fn suite_steps(&self) -> &[ChangePoint] {
+        &self.suite_steps
     }
 
     /// Benchmark `b`'s values (`values[i]` from run `runs[i]`) without what their runs shared,

@@ -57,6 +57,7 @@ th, td { text-align: left; padding: 5px 8px; border-bottom: 1px solid var(--line
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .up { color: var(--up); } .down { color: var(--down); }
 .badge { display: inline-block; padding: 0 6px; border-radius: 10px; background: #ffebe9; color: var(--up); font-size: 0.85em; }
+.badge.down { background: #dafbe1; color: var(--down); } .badge.neutral { background: #eff2f5; color: var(--fg); }
 .chart svg { width: 100%; height: auto; } .spark { vertical-align: middle; }
 input[type=search] { width: 100%; max-width: 420px; padding: 6px 8px; font-size: 1em; border: 1px solid var(--line); border-radius: 6px; }
 ul.machines { padding-left: 18px; } code { font-size: 0.9em; }
@@ -187,10 +188,11 @@ pub fn build(repositories: &[Repository]) -> Vec<(String, String)> {
                     }
                 })
                 .collect();
+            let suite = shared.suite_steps(&rows);
             let dir = machine_dir(&repository.name, machine);
             files.push((
                 format!("{dir}/index.html"),
-                machine_index(repository, machine, &rows),
+                machine_index(repository, machine, &rows, &suite),
             ));
             for row in &rows {
                 files.push((
@@ -213,8 +215,28 @@ fn run_key(point: &Point) -> (u64, &str) {
 /// each point is from.
 struct SharedRuns<'a> {
     shared: Shared,
+    /// The machine's runs with a Criterion benchmark, oldest first.
+    runs: Vec<(u64, &'a str)>,
     index: HashMap<(u64, &'a str), usize>,
 }
+
+/// A step the whole suite of a machine took at once (see [`Shared::suite_steps`]).
+struct SuiteStep<'a> {
+    /// The first run at the new level.
+    run: (u64, &'a str),
+    /// How far the typical benchmark moved.
+    ratio: f64,
+    /// Criterion benchmarks with a change point of their own within [`SUITE_NEAR`] runs of it.
+    with_change: usize,
+    /// Criterion benchmarks that ran on both sides of it.
+    of: usize,
+}
+
+/// How many runs from a suite-wide step a benchmark's change point counts as the same step.
+const SUITE_NEAR: usize = 2;
+
+/// Suite-wide steps listed on a machine's index before the rest fold away.
+const SUITE_SHOWN: usize = 3;
 
 impl<'a> SharedRuns<'a> {
     fn new(machine: &'a Machine, config: &Config) -> Self {
@@ -235,8 +257,65 @@ impl<'a> SharedRuns<'a> {
         }
         Self {
             shared: Shared::new(&table, config),
+            runs,
             index,
         }
+    }
+
+    /// The run a point is from.
+    fn run(&self, point: &Point) -> Option<usize> {
+        self.index.get(&run_key(point)).copied()
+    }
+
+    /// The steps the whole suite took, newest first, with how many benchmarks show each.
+    fn suite_steps(&self, rows: &[Row<'a>]) -> Vec<SuiteStep<'a>> {
+        // Each Criterion benchmark's runs (oldest first), and the runs of its change points.
+        let timed: Vec<(Vec<usize>, Vec<usize>)> = rows
+            .iter()
+            .filter(|r| r.series.unit.is_none())
+            .map(|row| {
+                let runs: Vec<usize> = row
+                    .series
+                    .points
+                    .iter()
+                    .filter_map(|p| self.run(p))
+                    .collect();
+                let changes = row
+                    .changes
+                    .iter()
+                    .filter_map(|c| runs.get(c.index).copied())
+                    .collect();
+                (runs, changes)
+            })
+            .collect();
+        self.shared
+            .suite_steps()
+            .iter()
+            .rev()
+            .filter_map(|step| {
+                let run = *self.runs.get(step.index)?;
+                let mut of = 0;
+                let mut with_change = 0;
+                for (runs, changes) in &timed {
+                    let (Some(first), Some(last)) = (runs.iter().min(), runs.iter().max()) else {
+                        continue;
+                    };
+                    if !(*first < step.index && *last >= step.index) {
+                        continue;
+                    }
+                    of += 1;
+                    if changes.iter().any(|r| r.abs_diff(step.index) <= SUITE_NEAR) {
+                        with_change += 1;
+                    }
+                }
+                Some(SuiteStep {
+                    run,
+                    ratio: step.ratio,
+                    with_change,
+                    of,
+                })
+            })
+            .collect()
     }
 
     /// The `b`th Criterion series' values without what their runs shared.
@@ -244,7 +323,7 @@ impl<'a> SharedRuns<'a> {
         let runs: Vec<usize> = series
             .points
             .iter()
-            .map(|p| self.index.get(&run_key(p)).copied().unwrap_or(usize::MAX))
+            .map(|p| self.run(p).unwrap_or(usize::MAX))
             .collect();
         self.shared.adjust(b, &runs, values, config)
     }
@@ -259,10 +338,20 @@ fn describe(machine: &Machine) -> String {
             .map(|(_, v)| v.as_str())
             .unwrap_or("")
     };
-    format!("{} · {} · {}", get("cpu_brand"), get("os"), get("rustc"))
+    // What is known of it: an imported history's machine is "unknown" but for its origin.
+    [get("cpu_brand"), get("os"), get("rustc")]
+        .into_iter()
+        .filter(|v| !v.split_whitespace().all(|w| w == "unknown"))
+        .collect::<Vec<_>>()
+        .join(" · ")
 }
 
-fn machine_index(repository: &Repository, machine: &Machine, rows: &[Row<'_>]) -> String {
+fn machine_index(
+    repository: &Repository,
+    machine: &Machine,
+    rows: &[Row<'_>],
+    suite: &[SuiteStep<'_>],
+) -> String {
     let mut body = format!(
         "<h1>{}</h1><p class=\"muted\">Machine <code>{}</code>: {}</p>",
         escape(&repository.name),
@@ -305,6 +394,34 @@ fn machine_index(repository: &Repository, machine: &Machine, rows: &[Row<'_>]) -
         }
         body.push_str("</ul>");
     }
+    if !suite.is_empty() {
+        let _ = write!(
+            body,
+            "<h2>Steps the whole suite took</h2><p class=\"muted\">The typical benchmark on this machine moved at these runs: a change to something they all share (the toolchain, the runner's image, a common dependency, the machine itself). Each benchmark that took the step shows it on its page too; a change point within {SUITE_NEAR} runs counts.</p><ul class=\"machines\" id=\"suite-steps\">"
+        );
+        for (i, step) in suite.iter().enumerate() {
+            if i == SUITE_SHOWN {
+                let _ = write!(
+                    body,
+                    "</ul><details><summary>{} older</summary><ul class=\"machines\">",
+                    suite.len() - SUITE_SHOWN
+                );
+            }
+            let _ = write!(
+                body,
+                "<li>{} {}: {} <span class=\"muted\">· in {} of {} benchmarks</span></li>",
+                date(step.run.0),
+                commit_link(&repository.name, step.run.1),
+                percent(step.ratio),
+                step.with_change,
+                step.of
+            );
+        }
+        body.push_str("</ul>");
+        if suite.len() > SUITE_SHOWN {
+            body.push_str("</details>");
+        }
+    }
     let mut ordered: Vec<&Row<'_>> = rows.iter().collect();
     ordered.sort_by(|a, b| {
         b.open_change()
@@ -338,8 +455,14 @@ fn machine_index(repository: &Repository, machine: &Machine, rows: &[Row<'_>]) -
             .open_change()
             .and_then(|i| row.changes.iter().find(|c| c.index == i))
             .map(|c| {
+                // Slower is red, faster green; a custom metric's better direction is its own.
+                let class = match (&row.series.unit, c.ratio > 1.0) {
+                    (Some(_), _) => "badge neutral",
+                    (None, true) => "badge up",
+                    (None, false) => "badge down",
+                };
                 format!(
-                    " <span class=\"badge\">change {:+.1}%</span>",
+                    " <span class=\"{class}\">change {:+.1}%</span>",
                     (c.ratio - 1.0) * 100.0
                 )
             })
@@ -444,6 +567,8 @@ fn date(ms: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::expect_used)] // tests fail loudly
+
     use super::*;
 
     #[test]
@@ -451,6 +576,106 @@ mod tests {
         assert_eq!(date(0), "1970-01-01");
         assert_eq!(date(1_785_377_777_264), "2026-07-30");
         assert_eq!(date(951_782_400_000), "2000-02-29");
+    }
+
+    /// A machine of `benchmarks` Criterion series over 40 runs that share ±4% of noise, each
+    /// `step` times slower from run `at`; run `r`'s commit is `r` in 40 hex digits.
+    fn machine(benchmarks: usize, step: f64, at: usize) -> Machine {
+        let mut state = 17u64;
+        let mut noise = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            1.0 + 0.08 * ((state % 10_000) as f64 / 10_000.0 - 0.5)
+        };
+        let shared: Vec<f64> = (0..40).map(|_| noise()).collect();
+        let series = (0..benchmarks)
+            .map(|b| Series {
+                benchmark: format!("bench/{b}"),
+                points: (0..40)
+                    .map(|r| {
+                        let value = 1000.0
+                            * (b + 1) as f64
+                            * shared[r]
+                            * (1.0 + (noise() - 1.0) / 8.0)
+                            * if r >= at { step } else { 1.0 };
+                        Point {
+                            commit: format!("{r:040x}"),
+                            recorded_at_ms: 1_700_000_000_000 + r as u64 * DAY_MS,
+                            value,
+                            lower: value,
+                            upper: value,
+                            overridden: false,
+                        }
+                    })
+                    .collect(),
+                budgets: Vec::new(),
+                unit: None,
+            })
+            .collect();
+        Machine {
+            fingerprint: "f".repeat(64),
+            components: Vec::new(),
+            series,
+        }
+    }
+
+    fn index(machine: Machine) -> String {
+        let repository = Repository {
+            name: "acme/rocket".to_owned(),
+            machines: vec![machine],
+        };
+        build(&[repository])
+            .into_iter()
+            .find(|(path, _)| path == "acme/rocket/ffffffffffff/index.html")
+            .map(|(_, html)| html)
+            .expect("the machine's index")
+    }
+
+    #[test]
+    fn a_step_the_whole_suite_took_is_shown_once_on_the_index() {
+        let html = index(machine(6, 1.2, 25));
+        let list = html
+            .split("<ul class=\"machines\" id=\"suite-steps\">")
+            .nth(1)
+            .and_then(|rest| rest.split("</ul>").next())
+            .unwrap_or_else(|| panic!("no suite steps in\n{html}"));
+        assert_eq!(list.matches("<li>").count(), 1, "{list}");
+        // Run 25's commit and date, the typical benchmark's step, and every benchmark took it.
+        assert!(list.contains(&format!("/commit/{:040x}\"", 25)), "{list}");
+        assert!(
+            list.contains(&date(1_700_000_000_000 + 25 * DAY_MS)),
+            "{list}"
+        );
+        assert!(list.contains("in 6 of 6 benchmarks"), "{list}");
+        let percent = list
+            .split("<span class=\"up\">+")
+            .nth(1)
+            .and_then(|rest| rest.split('%').next())
+            .and_then(|p| p.parse::<f64>().ok())
+            .unwrap_or_else(|| panic!("no step in {list}"));
+        assert!((percent - 20.0).abs() < 2.0, "{list}");
+        // Without a step, no such list.
+        assert!(!index(machine(6, 1.0, 25)).contains("suite-steps"));
+    }
+
+    #[test]
+    fn a_slowdown_is_flagged_red_and_a_speedup_green() {
+        let badges = |html: &str, class: &str| {
+            html.matches(&format!("<span class=\"{class}\">change "))
+                .count()
+        };
+        // A step 5 runs before the newest is open: its benchmarks are flagged.
+        let slower = index(machine(6, 1.2, 35));
+        assert_eq!(
+            (badges(&slower, "badge up"), badges(&slower, "badge down")),
+            (6, 0)
+        );
+        let faster = index(machine(6, 0.8, 35));
+        assert_eq!(
+            (badges(&faster, "badge up"), badges(&faster, "badge down")),
+            (0, 6)
+        );
     }
 
     #[test]
