@@ -14,11 +14,11 @@
 //! is what the site does; the assertions are on the second.
 //!
 //! The targets are recall ≥ 90% for steps of 10% or more and ≤ 1 false change point per
-//! 100 points. Met: the false rate where no step is visible, and recall of 15% and 25% steps.
-//! NOT met: recall of 10% steps (88%); their runs move 6–12% from one to the next (shared
-//! runners, two CPU models), and many steps land next to the histories' own changes or in
-//! 20-point series. The assertions below are floors at what the detector reaches today
-//! (docs/changepoints.md has the table), so a change that makes it worse fails.
+//! 100 points where no step is visible; both are asserted below, with floors for 15% and 25%
+//! steps at what the detector reaches today (docs/changepoints.md has the table), so a change
+//! that makes it worse fails. Recall of 10% steps is 91.0% over 860 trials: a margin of about
+//! one standard error. These runs move 6–12% from one to the next (shared runners, two CPU
+//! models), and many steps land next to the histories' own changes or in 20-point series.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
 
@@ -98,14 +98,21 @@ fn quantile(xs: &[f64], q: f64) -> f64 {
 }
 
 /// Whether a maintainer would see a step at `t` in the chart of `x`, judged without the
-/// detector: the 10 points before and the 10 from `t` differ by 10% or more in their medians,
-/// and their interquartile ranges do not overlap. Never at the first or last 10 points.
+/// detector: the up to 10 points before and the up to 10 from `t` differ by 10% or more in
+/// their medians, and their interquartile ranges do not overlap. Never with fewer than 5
+/// points on a side. (Until 2026-11-23 it needed 10 a side, so it could not judge the first or
+/// last 10 points of a series and counted every change point there as one no maintainer
+/// would see: in a 20-point series, all but those at point 10.)
 fn visible(x: &[f64], t: usize) -> bool {
     const SIDE: usize = 10;
-    if t < SIDE || t + SIDE > x.len() {
+    const FEWEST: usize = 5;
+    if t < FEWEST || t + FEWEST > x.len() {
         return false;
     }
-    let (a, b) = (&x[t - SIDE..t], &x[t..t + SIDE]);
+    let (a, b) = (
+        &x[t.saturating_sub(SIDE)..t],
+        &x[t..(t + SIDE).min(x.len())],
+    );
     let (before, after) = (quantile(a, 0.5), quantile(b, 0.5));
     if (after / before).ln().abs() < 1.1f64.ln() {
         return false;
@@ -260,7 +267,7 @@ fn recall_and_false_change_points_on_real_histories() {
         false_rate <= 2.7,
         "{false_rate} change points per 100 unmodified points\n{table}"
     );
-    for (k, floor) in [(1, 0.87), (2, 0.94), (3, 0.975)] {
+    for (k, floor) in [(1, 0.90), (2, 0.94), (3, 0.975)] {
         assert!(
             recall[k] >= floor,
             "recall of {}% steps is {} < {floor}\n{table}",
