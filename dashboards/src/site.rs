@@ -269,11 +269,11 @@ impl<'a> SharedRuns<'a> {
 
     /// The steps the whole suite took, newest first, with how many benchmarks show each.
     fn suite_steps(&self, rows: &[Row<'a>]) -> Vec<SuiteStep<'a>> {
-        // Each Criterion benchmark's runs (oldest first), and the runs of its change points.
-        let timed: Vec<(Vec<usize>, Vec<usize>)> = rows
+        // Each Criterion benchmark's first and last run, and the runs of its change points.
+        let timed: Vec<((usize, usize), Vec<usize>)> = rows
             .iter()
             .filter(|r| r.series.unit.is_none())
-            .map(|row| {
+            .filter_map(|row| {
                 let runs: Vec<usize> = row
                     .series
                     .points
@@ -285,7 +285,8 @@ impl<'a> SharedRuns<'a> {
                     .iter()
                     .filter_map(|c| runs.get(c.index).copied())
                     .collect();
-                (runs, changes)
+                let span = runs.iter().min().zip(runs.iter().max())?;
+                Some(((*span.0, *span.1), changes))
             })
             .collect();
         self.shared
@@ -296,10 +297,7 @@ impl<'a> SharedRuns<'a> {
                 let run = *self.runs.get(step.index)?;
                 let mut of = 0;
                 let mut with_change = 0;
-                for (runs, changes) in &timed {
-                    let (Some(first), Some(last)) = (runs.iter().min(), runs.iter().max()) else {
-                        continue;
-                    };
+                for ((first, last), changes) in &timed {
                     if !(*first < step.index && *last >= step.index) {
                         continue;
                     }
