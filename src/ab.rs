@@ -13,10 +13,11 @@ use benchgate_collector::{
     criterion,
 };
 use benchgate_gate::decision::{Input, Mode, evaluate};
-use benchgate_gate::report::Context;
+use benchgate_gate::report::{Context, SideBuild};
 
 use crate::compare::{Outputs, load_policy, report};
 use crate::environment;
+use crate::side_build::{self, CargoBench, KeptExecutable};
 
 /// What `ab` needs to know.
 pub struct AbArgs<'a> {
@@ -36,6 +37,10 @@ pub struct AbArgs<'a> {
     pub repo: Option<&'a str>,
     /// The policy file.
     pub config: Option<&'a Path>,
+    /// The shared cargo target directory, when not the default.
+    pub target_dir: Option<&'a Path>,
+    /// Compare even when the builds are identical and the code is not.
+    pub allow_identical_builds: bool,
 }
 
 /// A detached worktree, removed again when dropped.
@@ -101,19 +106,8 @@ fn resolve(flag: &str, reference: &str) -> anyhow::Result<CommitSha> {
     Ok(CommitSha::parse(&sha)?)
 }
 
-/// The bench command's build step: `cargo bench ...` gets `--no-run`; other commands build as
-/// they run.
-fn build_command(command: &[String]) -> Option<Vec<String>> {
-    let is_cargo_bench = command.first().is_some_and(|c| c == "cargo")
-        && command.get(1).is_some_and(|c| c == "bench");
-    if !is_cargo_bench {
-        return None;
-    }
-    let mut build: Vec<String> = command.iter().take_while(|a| *a != "--").cloned().collect();
-    build.push("--no-run".to_owned());
-    Some(build)
-}
-
+/// Runs a bench command that builds as it runs (not `cargo bench`) in a worktree, with a target
+/// directory of that side's own.
 fn run_in(
     worktree: &Path,
     command: &[String],
@@ -137,6 +131,66 @@ fn run_in(
         bail!("{what}: `{}` failed with {status}", command.join(" "));
     }
     Ok(())
+}
+
+/// One side of the comparison: its commit, worktree, and (for `cargo bench`) the executables
+/// built from its sources.
+struct Side {
+    name: &'static str,
+    commit: CommitSha,
+    worktree: Worktree,
+    executables: Vec<KeptExecutable>,
+}
+
+impl Side {
+    fn record(&self) -> SideBuild {
+        SideBuild {
+            side: self.name.to_owned(),
+            commit: self.commit.to_string(),
+            executables: self
+                .executables
+                .iter()
+                .map(KeptExecutable::record)
+                .collect(),
+        }
+    }
+}
+
+/// The Rust files under the built crates whose code (not comments or layout) differs between
+/// the two commits.
+fn code_changes(
+    base: &CommitSha,
+    head: &CommitSha,
+    package_dirs: &[PathBuf],
+) -> anyhow::Result<Vec<String>> {
+    let mut args = vec![
+        "diff".to_owned(),
+        "--name-only".to_owned(),
+        "--no-renames".to_owned(),
+        base.to_string(),
+        head.to_string(),
+        "--".to_owned(),
+    ];
+    args.extend(package_dirs.iter().map(|dir| {
+        let dir = dir.to_string_lossy();
+        if dir.is_empty() {
+            ".".to_owned()
+        } else {
+            dir.into_owned()
+        }
+    }));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let changed = git(&args)?;
+    let mut differ = Vec::new();
+    for path in changed.lines().filter(|p| p.ends_with(".rs")) {
+        let version = |commit: &CommitSha| {
+            git(&["show", &format!("{}:{path}", commit.as_str())]).unwrap_or_default()
+        };
+        if side_build::code_only(&version(base)) != side_build::code_only(&version(head)) {
+            differ.push(path.to_owned());
+        }
+    }
+    Ok(differ)
 }
 
 /// `benchgate ab`: returns the exit code (0 pass, inconclusive or no baseline; 1 regression).
@@ -163,32 +217,64 @@ pub async fn ab(args: &AbArgs<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
         .join("benchgate-ab");
     // Absolute: the bench command runs inside the worktrees.
     let scratch = std::path::absolute(&scratch).context("cannot resolve the scratch directory")?;
-    let target_dir = scratch.join("target");
-    let sides = [("base", &base_commit), ("head", &head_commit)];
-    let worktrees = sides
-        .iter()
-        .map(|(name, commit)| Worktree::add(scratch.join(name), commit))
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    let target_dir = match args.target_dir {
+        Some(dir) => std::path::absolute(dir).context("--target-dir: cannot resolve it")?,
+        None => scratch.join("target"),
+    };
+    let mut sides = Vec::new();
+    for (name, commit) in [("base", base_commit), ("head", head_commit)] {
+        sides.push(Side {
+            worktree: Worktree::add(scratch.join(name), &commit)?,
+            name,
+            commit,
+            executables: Vec::new(),
+        });
+    }
 
-    if let Some(build) = build_command(args.command) {
-        for ((name, commit), worktree) in sides.iter().zip(&worktrees) {
-            eprintln!("benchgate: building {name} ({})", commit.short());
-            run_in(
-                &worktree.path,
-                &build,
-                &scratch.join("build"),
+    let bench = CargoBench::parse(args.command);
+    if let Some(bench) = &bench {
+        // One target directory, so the dependencies are built once; each side's crates are
+        // compiled from its own sources and its executables kept aside (see side_build).
+        let mut package_dirs = Vec::new();
+        for side in &mut sides {
+            eprintln!(
+                "benchgate: building {} ({})",
+                side.name,
+                side.commit.short()
+            );
+            let built = side_build::build(
+                &side.worktree.path,
+                bench,
                 &target_dir,
-                &format!("building {name}"),
+                &scratch.join("bin").join(side.name),
+                &format!("building {}", side.name),
             )?;
+            for executable in &built.executables {
+                eprintln!(
+                    "benchgate: {} {} sha256 {}",
+                    side.name,
+                    executable.target,
+                    &executable.sha256[..16]
+                );
+            }
+            side.executables = built.executables;
+            for dir in built.package_dirs {
+                if !package_dirs.contains(&dir) {
+                    package_dirs.push(dir);
+                }
+            }
+        }
+        if !args.allow_identical_builds {
+            refuse_identical_builds(&sides, &package_dirs)?;
         }
     }
 
     let store = Store::open(args.db).await?;
     let result = run_rounds(
         args,
+        bench.as_ref(),
         &store,
         &sides,
-        &worktrees,
         &scratch,
         &target_dir,
         &repository,
@@ -198,12 +284,18 @@ pub async fn ab(args: &AbArgs<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
     store.close().await;
     let (base_rounds, head_rounds) = result?;
 
+    let [base, head] = [&sides[0], &sides[1]];
     let context = Context {
-        base: format!("{} ({})", args.base_ref, base_commit.short()),
-        head: format!("{} ({})", args.head_ref, head_commit.short()),
-        base_commit: Some(base_commit.to_string()),
-        head_commit: Some(head_commit.to_string()),
+        base: format!("{} ({})", args.base_ref, base.commit.short()),
+        head: format!("{} ({})", args.head_ref, head.commit.short()),
+        base_commit: Some(base.commit.to_string()),
+        head_commit: Some(head.commit.to_string()),
         fingerprint: Some(profile.fingerprint().to_string()),
+        builds: if bench.is_some() {
+            vec![base.record(), head.record()]
+        } else {
+            Vec::new()
+        },
     };
     let history = Default::default();
     let decision = evaluate(
@@ -215,17 +307,46 @@ pub async fn ab(args: &AbArgs<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
         },
         &policy,
     );
-    drop(worktrees);
+    drop(sides);
     report(&decision, &context, &policy, outputs)
+}
+
+/// Refuses to compare two builds whose executables are byte for byte the same although the
+/// code of the crates they were built from differs: one side did not get its own build.
+fn refuse_identical_builds(sides: &[Side], package_dirs: &[PathBuf]) -> anyhow::Result<()> {
+    let [base, head] = sides else {
+        return Ok(());
+    };
+    fn hashes(side: &Side) -> Vec<&str> {
+        let mut hashes: Vec<&str> = side.executables.iter().map(|e| e.sha256.as_str()).collect();
+        hashes.sort_unstable();
+        hashes
+    }
+    if base.commit == head.commit || hashes(base) != hashes(head) {
+        return Ok(());
+    }
+    let changed = code_changes(&base.commit, &head.commit, package_dirs)?;
+    if changed.is_empty() {
+        eprintln!(
+            "benchgate: base and head built identical executables; their benchmarked crates differ in comments or layout only"
+        );
+        return Ok(());
+    }
+    bail!(
+        "base ({}) and head ({}) built byte-identical bench executables, but the code of the benchmarked crates differs ({}): one side did not get its own build, so the comparison would measure the same binary twice; refusing to go on (pass --allow-identical-builds if the change really compiles to the same code)",
+        base.commit.short(),
+        head.commit.short(),
+        changed.join(", ")
+    )
 }
 
 /// Runs the rounds A B A B ..., storing each; returns the base and head rounds.
 #[allow(clippy::too_many_arguments)]
 async fn run_rounds(
     args: &AbArgs<'_>,
+    bench: Option<&CargoBench>,
     store: &Store,
-    sides: &[(&str, &CommitSha); 2],
-    worktrees: &[Worktree],
+    sides: &[Side],
     scratch: &Path,
     target_dir: &Path,
     repository: &RepositoryName,
@@ -234,33 +355,41 @@ async fn run_rounds(
     let fingerprint = profile.fingerprint();
     let mut rounds: [Vec<Vec<Measurement>>; 2] = [Vec::new(), Vec::new()];
     for round in 0..args.rounds {
-        for (side, ((name, commit), worktree)) in sides.iter().zip(worktrees).enumerate() {
+        for (index, side) in sides.iter().enumerate() {
             let what = format!(
-                "round {}/{}: {name} ({})",
+                "round {}/{}: {} ({})",
                 round + 1,
                 args.rounds,
-                commit.short()
+                side.name,
+                side.commit.short()
             );
             eprintln!("benchgate: {what}");
-            let criterion_home = scratch.join(format!("criterion-{name}-{}", round + 1));
+            let criterion_home = scratch.join(format!("criterion-{}-{}", side.name, round + 1));
             let _ = std::fs::remove_dir_all(&criterion_home);
-            run_in(
-                &worktree.path,
-                args.command,
-                &criterion_home,
-                target_dir,
-                &what,
-            )?;
+            match bench {
+                Some(bench) => {
+                    side_build::run(&side.executables, bench, &criterion_home, target_dir, &what)?
+                }
+                // A command that builds as it runs gets a target directory per side, so
+                // neither side can run the other's build.
+                None => run_in(
+                    &side.worktree.path,
+                    args.command,
+                    &criterion_home,
+                    &scratch.join(format!("target-{}", side.name)),
+                    &what,
+                )?,
+            }
             let measurements = criterion::read_tree(&criterion_home, criterion::DEFAULT_BASELINE)
                 .with_context(|| what.clone())?;
             let attempt = store
-                .last_attempt(repository, commit, &fingerprint, args.kind)
+                .last_attempt(repository, &side.commit, &fingerprint, args.kind)
                 .await?
                 + 1;
             let run = NewRun {
                 meta: RunMeta {
                     repository: repository.clone(),
-                    commit: (*commit).clone(),
+                    commit: side.commit.clone(),
                     branch: None,
                     kind: args.kind,
                     pr_number: None,
@@ -274,7 +403,7 @@ async fn run_rounds(
                 .ingest(&run, false)
                 .await
                 .with_context(|| format!("{what}: storing the run"))?;
-            rounds[side].push(run.measurements);
+            rounds[index].push(run.measurements);
         }
     }
     let [base, head] = rounds;

@@ -145,6 +145,7 @@ pub async fn compare(
         base_commit: common(&base_side.commits),
         head_commit: common(&head_side.commits),
         fingerprint: common(&fingerprints),
+        builds: Vec::new(),
     };
     let mode = if base.len() > 1 {
         Mode::SameJobAb

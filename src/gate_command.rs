@@ -188,6 +188,7 @@ async fn decide(
         base_commit: None,
         head_commit: Some(summary.meta.commit.to_string()),
         fingerprint: Some(summary.fingerprint.to_string()),
+        builds: Vec::new(),
     };
     let Some(baseline) = baseline else {
         head_measurements.abort();

@@ -15,6 +15,7 @@ mod publish;
 mod remote;
 mod render;
 mod serve;
+mod side_build;
 mod upload;
 mod web;
 
@@ -131,6 +132,15 @@ enum Command {
         /// The repository, OWNER/NAME [default: as for ingest].
         #[arg(long)]
         repo: Option<String>,
+        /// The cargo target directory both sides of a `cargo bench` build into (dependencies
+        /// built once; each side's own crates always compiled afresh). One `ab` at a time per
+        /// directory [default: benchgate-ab/target beside the Criterion output].
+        #[arg(long, value_name = "DIR")]
+        target_dir: Option<PathBuf>,
+        /// Go on when base and head build byte-identical executables although their code
+        /// differs (a change that compiles to the same machine code).
+        #[arg(long)]
+        allow_identical_builds: bool,
         #[command(flatten)]
         report: ReportArgs,
         /// The bench command, run in each checkout, e.g. `cargo bench`.
@@ -501,10 +511,14 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
             db,
             kind,
             repo,
+            target_dir,
+            allow_identical_builds,
             report,
             command,
         } => {
             let args = ab::AbArgs {
+                target_dir: target_dir.as_deref(),
+                allow_identical_builds,
                 base_ref: &base_ref,
                 head_ref: &head_ref,
                 rounds: rounds as usize,

@@ -447,6 +447,7 @@ async fn compare(
         head_commit: Some(head.summary.meta.commit.to_string()),
         fingerprint: (base.summary.fingerprint == head.summary.fingerprint)
             .then(|| head.summary.fingerprint.to_string()),
+        builds: Vec::new(),
     };
     axum::Json(summary(&decision, &context, &policy)).into_response()
 }

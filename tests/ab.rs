@@ -1,16 +1,239 @@
-//! `benchgate ab` end to end in a scratch git repository: base and head check out in worktrees,
-//! the bench command runs A B A B A B, every round is stored, and the rounds decide. The bench
-//! command is a shell script that writes a real Criterion tree (the base commit's copies it
-//! as recorded, the head commit's 30% slower), so no compiler runs in the test.
+//! `benchgate ab` end to end in scratch git repositories: base and head check out in worktrees,
+//! the bench command runs A B A B A B, every round is stored, and the rounds decide.
+//!
+//! The first tests build a real crate (`tests/fixtures/ab-zoo`: a Criterion bench of the crate's
+//! own code and of a path dependency) whose head commit changes code, a comment, or the
+//! dependency, so a build that ran the base's binary on both sides would be caught. The last
+//! ones use a shell script that writes a real Criterion tree, for the round order and errors.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
 
 mod common;
 
-use std::path::Path;
-use std::process::Command;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Mutex;
 
 use common::*;
+use serde_json::Value;
+
+/// The real-build tests share one cargo target directory (criterion is compiled once) and take
+/// turns: `ab` builds a side and then copies its executables, one `ab` at a time per directory.
+static SHARED_TARGET: Mutex<()> = Mutex::new(());
+
+fn shared_target() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("ab-zoo-target")
+}
+
+/// A git repository holding the zoo crate at `main~1`, and at `main` after `edit_head`.
+fn zoo_repository(edit_head: impl FnOnce(&Path)) -> (tempfile::TempDir, String, String) {
+    let repo = tempfile::tempdir().unwrap();
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ab-zoo"),
+        repo.path(),
+    );
+    git(repo.path(), &["init", "-q", "-b", "main"]);
+    git(repo.path(), &["add", "."]);
+    git(repo.path(), &["commit", "-q", "-m", "base"]);
+    let base = git(repo.path(), &["rev-parse", "HEAD"]);
+    edit_head(repo.path());
+    git(repo.path(), &["commit", "-q", "-am", "head"]);
+    let head = git(repo.path(), &["rev-parse", "HEAD"]);
+    (repo, base, head)
+}
+
+/// Replaces `from` (which must be there) by `to` in the repository's file `path`.
+fn edit(repo: &Path, path: &str, from: &str, to: &str) {
+    let file = repo.join(path);
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains(from), "{from:?} not in {path}");
+    std::fs::write(&file, text.replace(from, to)).unwrap();
+}
+
+/// `benchgate ab main~1 main` over the zoo's bench, in the shared target directory.
+fn ab_zoo(repo: &Path, extra: &[&str]) -> Output {
+    let target = shared_target();
+    let mut args = vec![
+        "ab",
+        "--base-ref",
+        "main~1",
+        "--head-ref",
+        "main",
+        "--repo",
+        "acme/zoo",
+        "--format",
+        "json",
+        "--target-dir",
+        target.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    args.extend([
+        "--", "cargo", "bench", "--locked", "--bench", "zoo", "--", "--noplot",
+    ]);
+    benchgate(repo, &args)
+}
+
+fn verdict_of<'a>(summary: &'a Value, id: &str) -> &'a Value {
+    summary["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["id"] == id)
+        .unwrap_or_else(|| panic!("no {id} in {summary:#}"))
+}
+
+/// Each side's executables as the report records them: (target, sha256), and the files exist.
+fn builds(summary: &Value) -> [(String, String); 2] {
+    let builds = summary["builds"].as_array().unwrap();
+    assert_eq!(builds.len(), 2, "{summary:#}");
+    assert_eq!(builds[0]["side"], "base");
+    assert_eq!(builds[1]["side"], "head");
+    [0, 1].map(|i| {
+        let executables = builds[i]["executables"].as_array().unwrap();
+        assert_eq!(executables.len(), 1, "{summary:#}");
+        let path = executables[0]["path"].as_str().unwrap();
+        assert!(
+            path.contains(if i == 0 { "/bin/base/" } else { "/bin/head/" }),
+            "{path}"
+        );
+        (
+            executables[0]["target"].as_str().unwrap().to_owned(),
+            executables[0]["sha256"].as_str().unwrap().to_owned(),
+        )
+    })
+}
+
+#[test]
+fn a_head_that_does_more_work_in_the_benchmarked_crate_is_regressed() {
+    let _turn = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
+    let (repo, base, head) = zoo_repository(|repo| {
+        edit(
+            repo,
+            "src/lib.rs",
+            "PUSHES: u64 = 4_000",
+            "PUSHES: u64 = 12_000",
+        );
+    });
+    let output = ab_zoo(repo.path(), &[]);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(summary["verdict"], "regressed");
+    assert_eq!(summary["base_commit"], base.as_str());
+    assert_eq!(summary["head_commit"], head.as_str());
+    let push = verdict_of(&summary, "push");
+    assert_eq!(push["verdict"], "regressed", "{push:#}");
+    let ratio = push["ratio"].as_f64().unwrap();
+    assert!(
+        (2.0..4.5).contains(&ratio),
+        "three times the pushes: {ratio}"
+    );
+    assert_ne!(verdict_of(&summary, "mix")["verdict"], "regressed");
+    let [(base_target, base_hash), (head_target, head_hash)] = builds(&summary);
+    assert_eq!(base_target, "zoo/zoo");
+    assert_eq!(head_target, "zoo/zoo");
+    assert_ne!(base_hash, head_hash, "each side runs its own build");
+    assert_eq!(base_hash.len(), 64);
+    // The head really was compiled from the head's worktree.
+    assert!(
+        err.contains("Compiling zoo v0.1.0") && err.contains("benchgate-ab/head)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_head_that_changes_only_comments_is_not_regressed() {
+    let _turn = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
+    let (repo, _, _) = zoo_repository(|repo| {
+        edit(
+            repo,
+            "src/lib.rs",
+            "/// Pushes `n` elements one by one.",
+            "/// Pushes `n` elements, one at a time.",
+        );
+        edit(
+            repo,
+            "core/src/lib.rs",
+            "over `0..n`",
+            "over the range `0..n`",
+        );
+    });
+    let output = ab_zoo(repo.path(), &[]);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{err}");
+    let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_ne!(summary["verdict"], "regressed", "{summary:#}");
+    for id in ["push", "mix"] {
+        assert_ne!(verdict_of(&summary, id)["verdict"], "regressed");
+    }
+    let [(_, base_hash), (_, head_hash)] = builds(&summary);
+    assert_eq!(base_hash, head_hash, "a comment does not change the code");
+    assert!(err.contains("differ in comments or layout only"), "{err}");
+}
+
+#[test]
+fn a_slower_path_dependency_is_seen() {
+    let _turn = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
+    let (repo, _, _) = zoo_repository(|repo| {
+        edit(
+            repo,
+            "core/src/lib.rs",
+            "ROUNDS: u64 = 1;",
+            "ROUNDS: u64 = 3;",
+        );
+    });
+    let output = ab_zoo(repo.path(), &[]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let mix = verdict_of(&summary, "mix");
+    assert_eq!(mix["verdict"], "regressed", "{mix:#}");
+    let ratio = mix["ratio"].as_f64().unwrap();
+    assert!(
+        (2.0..4.5).contains(&ratio),
+        "three rounds of mixing: {ratio}"
+    );
+    assert_ne!(verdict_of(&summary, "push")["verdict"], "regressed");
+    let [(_, base_hash), (_, head_hash)] = builds(&summary);
+    assert_ne!(base_hash, head_hash);
+}
+
+#[test]
+fn identical_executables_from_different_code_are_refused_unless_allowed() {
+    let _turn = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
+    // Renaming a local variable changes the code but not the machine code.
+    let (repo, base, head) = zoo_repository(|repo| {
+        let file = repo.join("src/lib.rs");
+        let text = std::fs::read_to_string(&file).unwrap();
+        std::fs::write(&file, text.replace("values", "pushed")).unwrap();
+    });
+    let output = ab_zoo(repo.path(), &["--rounds", "1"]);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    let last = err.lines().last().unwrap();
+    assert!(
+        last.contains(&format!("base ({})", &base[..12]))
+            && last.contains(&format!("head ({})", &head[..12]))
+            && last.contains("byte-identical bench executables")
+            && last.contains("(src/lib.rs)")
+            && last.contains("--allow-identical-builds"),
+        "{last}"
+    );
+    assert!(output.stdout.is_empty());
+    assert!(
+        !repo.path().join(".benchgate/benchgate.db").exists(),
+        "refused before anything was measured or stored"
+    );
+    assert_eq!(
+        git(repo.path(), &["worktree", "list"]).lines().count(),
+        1,
+        "worktrees are removed after a refusal"
+    );
+
+    let output = ab_zoo(repo.path(), &["--rounds", "1", "--allow-identical-builds"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(summary["rounds"], 1);
+}
 
 const TREE: &str = "dicethedev__MerkleForge/target/criterion";
 

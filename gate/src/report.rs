@@ -28,6 +28,32 @@ pub struct Context {
     pub head_commit: Option<String>,
     /// The hardware fingerprint both sides ran on, when known.
     pub fingerprint: Option<String>,
+    /// Each side's bench executables (same-job A/B): proof that each side ran its own build.
+    pub builds: Vec<SideBuild>,
+}
+
+/// The bench executables one side of a same-job A/B was built into and ran.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SideBuild {
+    /// `base` or `head`.
+    pub side: String,
+    /// The commit the side was built from.
+    pub commit: String,
+    /// Its bench executables, in the order they ran.
+    pub executables: Vec<BuiltExecutable>,
+}
+
+/// One bench executable: which target it is, where it was kept, and a hash of its bytes.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BuiltExecutable {
+    /// `package/target`, e.g. `zoo/zoo`.
+    pub target: String,
+    /// Where the executable was kept for the rounds.
+    pub path: String,
+    /// SHA-256 of its bytes, lowercase hex.
+    pub sha256: String,
 }
 
 /// `perf-summary.json`, typed: serialized straight to text without building a tree (a
@@ -52,6 +78,8 @@ pub struct Summary<'a> {
     benchmarks: Vec<SummaryBenchmark<'a>>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     budgets: Vec<BudgetResult>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    builds: Vec<SideBuild>,
 }
 
 /// How many benchmarks got each verdict, in the schema's order.
@@ -161,6 +189,7 @@ pub fn summary<'a>(decision: &'a Decision, context: &'a Context, policy: &Policy
             })
             .collect(),
         budgets: decision.budgets.clone(),
+        builds: context.builds.clone(),
     }
 }
 
@@ -288,6 +317,7 @@ pub fn read_summary(path: &std::path::Path, text: &str) -> crate::Result<ReadSum
             base_commit: summary.base_commit.map(Cow::into_owned),
             head_commit: summary.head_commit.map(Cow::into_owned),
             fingerprint: summary.fingerprint.map(Cow::into_owned),
+            builds: summary.builds,
         },
         policy,
     })
@@ -482,6 +512,9 @@ pub fn render_markdown(decision: &Decision, context: &Context, policy: &Policy) 
         headline(decision)
     );
     let _ = writeln!(out, "{}\n", comparison_sentence(decision, context, policy));
+    if let Some(builds) = builds_sentence(context) {
+        let _ = writeln!(out, "{builds}\n");
+    }
     budget_checklist(&mut out, &decision.budgets);
 
     let sections = [
@@ -611,6 +644,34 @@ fn budget_checklist(out: &mut String, budgets: &[BudgetResult]) {
     out.push('\n');
 }
 
+/// Which executables each side ran (same-job A/B), by target and the start of their hash.
+fn builds_sentence(context: &Context) -> Option<String> {
+    if context.builds.is_empty() {
+        return None;
+    }
+    let sides: Vec<String> = context
+        .builds
+        .iter()
+        .map(|build| {
+            let executables: Vec<String> = build
+                .executables
+                .iter()
+                .map(|e| format!("`{}` `{}`", e.target, &e.sha256[..e.sha256.len().min(12)]))
+                .collect();
+            format!(
+                "{} `{}`: {}",
+                build.side,
+                &build.commit[..build.commit.len().min(12)],
+                executables.join(", ")
+            )
+        })
+        .collect();
+    Some(format!(
+        "Each side ran the executables built from its own sources (SHA-256): {}.",
+        sides.join("; ")
+    ))
+}
+
 /// How the comparison was made and how sure the gate is, in one paragraph.
 fn comparison_sentence(decision: &Decision, context: &Context, policy: &Policy) -> String {
     let how = match decision.mode {
@@ -705,6 +766,9 @@ pub fn render_text(decision: &Decision, context: &Context, policy: &Policy, colo
         "{}\n",
         comparison_sentence(decision, context, policy).replace('`', "")
     );
+    if let Some(builds) = builds_sentence(context) {
+        let _ = writeln!(out, "{}\n", builds.replace('`', ""));
+    }
     let rows: Vec<Vec<String>> = decision
         .benchmarks
         .iter()

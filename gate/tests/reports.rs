@@ -17,7 +17,8 @@ use benchgate_gate::publish::{
     status_description,
 };
 use benchgate_gate::report::{
-    Context, read_summary, render_markdown, render_text, summary, summary_json,
+    BuiltExecutable, Context, SideBuild, read_summary, render_markdown, render_text, summary,
+    summary_json,
 };
 use common::{decide_ab, measurement};
 
@@ -52,6 +53,7 @@ fn deduplicate_pair() -> (Decision, Context) {
         base_commit: Some("64cc24b82a29348523623673346add76cba98245".into()),
         head_commit: Some("37d4f0b979e679bf39e00d6436aab992f1d5f4de".into()),
         fingerprint: None,
+        builds: Vec::new(),
     };
     (decision, context)
 }
@@ -106,6 +108,7 @@ fn ab_regression() -> (Decision, Context) {
         fingerprint: Some(
             "dd48e16126ad9cffe24dce0cd48db47104f2ae1327c87c9a4a94f972c3094eb0".into(),
         ),
+        builds: Vec::new(),
     };
     (decision, context)
 }
@@ -286,6 +289,43 @@ fn a_summary_reads_back_to_the_same_decision_and_report() {
             render_markdown(&decision, &context, &Policy::default())
         );
     }
+}
+
+#[test]
+fn each_sides_executables_are_named_in_the_report_and_read_back() {
+    let (decision, mut context) = ab_regression();
+    let side = |side: &str, commit: char, hash: char| SideBuild {
+        side: side.to_owned(),
+        commit: commit.to_string().repeat(40),
+        executables: vec![BuiltExecutable {
+            target: "zoo/zoo".to_owned(),
+            path: format!("/w/target/benchgate-ab/bin/{side}/zoo-943ade2340d16799"),
+            sha256: hash.to_string().repeat(64),
+        }],
+    };
+    context.builds = vec![side("base", '1', 'a'), side("head", '2', 'b')];
+    let markdown = render_markdown(&decision, &context, &Policy::default());
+    assert!(
+        markdown.contains(
+            "Each side ran the executables built from its own sources (SHA-256): base `111111111111`: `zoo/zoo` `aaaaaaaaaaaa`; head `222222222222`: `zoo/zoo` `bbbbbbbbbbbb`."
+        ),
+        "{markdown}"
+    );
+    let json = summary_json(&decision, &context, &Policy::default());
+    assert_eq!(json["builds"][1]["side"], "head");
+    assert_eq!(
+        json["builds"][1]["executables"][0]["sha256"],
+        "b".repeat(64)
+    );
+    let read = read_summary(Path::new("perf-summary.json"), &json.to_string()).unwrap();
+    assert_eq!(read.context.builds, context.builds);
+    // Reports without builds keep the schema they had: no `builds` key.
+    let (decision, context) = ab_regression();
+    assert!(
+        summary_json(&decision, &context, &Policy::default())
+            .get("builds")
+            .is_none()
+    );
 }
 
 #[test]
