@@ -14,7 +14,7 @@ first=${3:-1}
 out=tests/fixtures/recordings/$state
 mkdir -p "$out"
 # Build once, then run the executable itself: a rebuild in the middle would disturb the runs.
-exe=$(cargo bench --bench sample_workloads --no-run 2>&1 | sed -n 's/.*Executable.*(\(.*\)).*/\1/p' | tail -1)
+exe=$(cargo bench -p benchgate-sample-workloads --no-run 2>&1 | sed -n 's/.*Executable.*(\(.*\)).*/\1/p' | tail -1)
 [ -x "$exe" ] || { echo "cannot find the sample_workloads bench executable" >&2; exit 2; }
 
 pids=()

@@ -3,10 +3,11 @@
 //! archive checked against its SHA-256, the sample workloads benchmarked for real, runs kept by a
 //! real `benchgate serve`, and the local fake GitHub API taking the comment and the check.
 //!
-//! The story of one pull request: a nightly run on `main` stores the baseline in the service; a
-//! pull request does eight times the work of one AEAD benchmark and gets one comment and a failing
+//! The story of one pull request in a repository holding the sample workloads' crate: a nightly
+//! run on `main` stores the baseline in the service; a pull request changes the crate's code so
+//! that one AEAD benchmark does eight times its work, and gets one comment and a failing
 //! `benchgate` check; a writer's `/benchgate override <reason>` turns the check green; a second
-//! push is gated afresh and updates the same comment.
+//! push (a comment added) is gated afresh and updates the same comment.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
 
@@ -27,7 +28,10 @@ const VERSION: &str = "v0.0.0-e2e";
 /// that a shared runner's interference (one run a side moved by up to 65% in CI) cannot hide it.
 /// How small a slowdown the gate can see is the business of `tests/accuracy.rs`, not this one.
 const SLOWED: &str = "aead/seal/chacha20-poly1305/16 KiB";
-const SLOWDOWN: &str = "aead/seal/chacha20-poly1305=8";
+/// The code change that does it, in the sample crate's `src/lib.rs`.
+const SLOWED_BEFORE: &str = "pub const SLOWED: &[(&str, usize)] = &[];";
+const SLOWED_AFTER: &str =
+    "pub const SLOWED: &[(&str, usize)] = &[(\"aead/seal/chacha20-poly1305\", 8)];";
 /// The protocol workloads: AEAD seal and open, framing, the loopback handshake.
 const WORKLOADS: &str = "^(aead|framing|handshake)/";
 const REPOSITORY: &str = "acme/rocket";
@@ -70,32 +74,75 @@ fn publish_release(github: &FakeGitHub, dir: &Path, checksum_of: Option<&[u8]>) 
     format!("{}{base}", github.api_url)
 }
 
-/// A repository with `main` at A and a pull request branch `feature` of two commits, B and C.
-fn repository(dir: &Path) -> [String; 3] {
-    std::fs::create_dir_all(dir).unwrap();
+/// A repository holding the sample workloads' crate, with `main` at A and a pull request
+/// branch `feature` of two commits: B slows the seal down in code, C adds a comment.
+fn repository(dir: &Path, build: bool) -> [String; 3] {
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/sample-workloads");
+    copy_dir(&samples.join("src"), &dir.join("src"));
+    copy_dir(&samples.join("benches"), &dir.join("benches"));
+    // The crate on its own: its manifest without the workspace's lints, and the workspace's
+    // lock file, pruned by an offline build to what the crate needs (every version in it is
+    // one the workspace's own build downloaded).
+    let manifest = std::fs::read_to_string(samples.join("Cargo.toml"))
+        .unwrap()
+        .replace("[lints]\nworkspace = true\n", "[workspace]\n");
+    std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.lock"),
+        dir.join("Cargo.lock"),
+    )
+    .unwrap();
+    std::fs::write(dir.join(".gitignore"), "/target/\n").unwrap();
+    if build {
+        build_benches(dir);
+    }
     git(dir, &["init", "-q", "-b", "main"]);
-    std::fs::write(dir.join("README.md"), "rocket\n").unwrap();
     git(dir, &["add", "."]);
     git(dir, &["commit", "-q", "-m", "A"]);
     let a = git(dir, &["rev-parse", "HEAD"]);
     git(dir, &["checkout", "-q", "-b", "feature"]);
-    std::fs::write(dir.join("seal.rs"), "// seal eight times\n").unwrap();
-    git(dir, &["add", "."]);
-    git(dir, &["commit", "-q", "-m", "B"]);
+    let lib = dir.join("src/lib.rs");
+    let code = std::fs::read_to_string(&lib).unwrap();
+    assert!(code.contains(SLOWED_BEFORE), "{code}");
+    std::fs::write(&lib, code.replace(SLOWED_BEFORE, SLOWED_AFTER)).unwrap();
+    git(dir, &["commit", "-q", "-am", "B: seal eight times"]);
     let b = git(dir, &["rev-parse", "HEAD"]);
-    std::fs::write(dir.join("seal.rs"), "// seal eight times, documented\n").unwrap();
-    git(dir, &["commit", "-q", "-am", "C"]);
+    let code = std::fs::read_to_string(&lib).unwrap();
+    std::fs::write(
+        &lib,
+        format!("{code}// The seal runs eight times in this demo.\n"),
+    )
+    .unwrap();
+    git(dir, &["commit", "-q", "-am", "C: documented"]);
     let c = git(dir, &["rev-parse", "HEAD"]);
     [a, b, c]
 }
 
-/// The bench command the action is given: the sample workloads of this checkout, the protocol
-/// ones only (the `-- --noplot` of the README's demo, plus a filter).
+/// Builds the crate's benches offline, which also prunes the copied lock file.
+fn build_benches(dir: &Path) {
+    let build = Command::new("cargo")
+        .args([
+            "bench",
+            "--offline",
+            "--no-run",
+            "--bench",
+            "sample_workloads",
+        ])
+        .current_dir(dir)
+        .env_remove("CARGO_TARGET_DIR")
+        .output()
+        .unwrap();
+    assert!(
+        build.status.success(),
+        "{}",
+        String::from_utf8_lossy(&build.stderr)
+    );
+}
+
+/// The bench command the action is given: the crate's sample workloads, the protocol ones only
+/// (the `-- --noplot` of the README's demo, plus a filter).
 fn bench_command() -> String {
-    format!(
-        "cargo bench --locked --manifest-path {}/Cargo.toml --bench sample_workloads -- --noplot {WORKLOADS}",
-        env!("CARGO_MANIFEST_DIR")
-    )
+    format!("cargo bench --locked --offline --bench sample_workloads -- --noplot {WORKLOADS}")
 }
 
 struct World {
@@ -110,7 +157,8 @@ struct World {
 }
 
 impl World {
-    fn new() -> Self {
+    /// `build`: build the crate's benches first (the jobs then find its dependencies built).
+    fn new(build: bool) -> Self {
         let root = tempfile::tempdir().unwrap();
         let github = FakeGitHub::start("");
         let db = root.path().join("service.db");
@@ -130,7 +178,7 @@ impl World {
         let server = Server::start(&db, &[], None);
         let download_url = publish_release(&github, root.path(), None);
         let workspace = root.path().join("rocket");
-        let commits = repository(&workspace);
+        let commits = repository(&workspace, build);
         let collector_url = format!("http://{}", server.address);
         Self {
             root,
@@ -231,7 +279,7 @@ fn benchmark<'a>(report: &'a Value, id: &str) -> &'a Value {
 
 #[test]
 fn a_pull_request_end_to_end() {
-    let world = World::new();
+    let world = World::new(true);
     let [a, b, c] = world.commits.clone();
     let bench = bench_command();
 
@@ -270,14 +318,12 @@ fn a_pull_request_end_to_end() {
     );
 
     // 2. The pull request does the seal's work eight times: one comment, a failing check, outputs.
-    let mut job = world.job(
+    let job = world.job(
         "push-1",
         "pull_request",
         fake_github::pull_request_event(7, &b),
         &b,
     );
-    job.env
-        .insert("BENCHGATE_SAMPLE_SLOWDOWN".into(), SLOWDOWN.into());
     let mut with = world.with("pr");
     with.push(("bench-command", &bench));
     let first = job.run(&with);
@@ -380,14 +426,12 @@ fn a_pull_request_end_to_end() {
     }
 
     // 4. A second push is gated afresh and updates the same comment.
-    let mut job = world.job(
+    let job = world.job(
         "push-2",
         "pull_request",
         fake_github::pull_request_event(7, &c),
         &c,
     );
-    job.env
-        .insert("BENCHGATE_SAMPLE_SLOWDOWN".into(), SLOWDOWN.into());
     let mut with = world.with("pr");
     with.push(("bench-command", &bench));
     let second = job.run(&with);
@@ -414,7 +458,7 @@ fn a_pull_request_end_to_end() {
 
 #[test]
 fn a_release_whose_checksum_does_not_match_is_not_installed() {
-    let world = World::new();
+    let world = World::new(false);
     let url = publish_release(&world.github, world.root.path(), Some(b"something else"));
     let job = world.job("bad-release", "schedule", json!({}), &world.commits[0]);
     let mut with = world.with("nightly");

@@ -3,11 +3,12 @@
 //! key-exchange handshake over loopback TCP), plus ones that exercise every throughput kind and
 //! the awkward ids real projects use (spaces, `::`, slashes, brackets, non-ASCII).
 //!
-//! Run with `cargo bench --bench sample_workloads`; `-- '^(aead|framing|handshake)/'` runs the
+//! Run with `cargo bench -p benchgate-sample-workloads`; `-- '^(aead|framing|handshake)/'` runs the
 //! protocol workloads alone.
 //!
-//! `BENCHGATE_SAMPLE_SLOWDOWN=ID=N` does the work of every benchmark whose id contains `ID` N
-//! times per iteration: a regression of known size, for demos and the Action's end-to-end test.
+//! `benchgate_sample_workloads::SLOWED` makes named benchmarks do their work several times per
+//! iteration: a regression of known size, made by changing code, for demos and the Action's
+//! end-to-end test.
 
 #![allow(
     clippy::expect_used,
@@ -17,7 +18,6 @@
 use std::hint::black_box;
 use std::io::{Read as _, Write as _};
 use std::net::{TcpListener, TcpStream};
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
@@ -26,23 +26,7 @@ use ring::agreement::{EphemeralPrivateKey, UnparsedPublicKey, X25519, agree_ephe
 use ring::hkdf::{HKDF_SHA256, Salt};
 use ring::rand::{SecureRandom as _, SystemRandom};
 
-/// How many times a benchmark does its work per iteration: 1, or N for an id that
-/// `BENCHGATE_SAMPLE_SLOWDOWN=ID=N` names.
-fn repeats(id: &str) -> usize {
-    static SLOWDOWN: OnceLock<Option<(String, usize)>> = OnceLock::new();
-    let slowdown = SLOWDOWN.get_or_init(|| {
-        let value = std::env::var("BENCHGATE_SAMPLE_SLOWDOWN").ok()?;
-        let (name, times) = value.rsplit_once('=')?;
-        let times = times.trim().parse().unwrap_or_else(|_| {
-            panic!("BENCHGATE_SAMPLE_SLOWDOWN={value}: the count after '=' is not a whole number")
-        });
-        Some((name.to_owned(), times))
-    });
-    match slowdown {
-        Some((name, times)) if id.contains(name.as_str()) => *times,
-        _ => 1,
-    }
-}
+use benchgate_sample_workloads::repeats;
 
 const PAYLOAD: usize = 16 * 1024;
 
