@@ -291,6 +291,7 @@ pub async fn ab(args: &AbArgs<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
         base_commit: Some(base.commit.to_string()),
         head_commit: Some(head.commit.to_string()),
         fingerprint: Some(profile.fingerprint().to_string()),
+        source: None,
         builds: if bench.is_some() {
             vec![base.record(), head.record()]
         } else {

@@ -146,6 +146,7 @@ pub async fn compare(
         head_commit: common(&head_side.commits),
         fingerprint: common(&fingerprints),
         builds: Vec::new(),
+        source: (base.len() == 1).then(|| "one run a side".to_owned()),
     };
     let mode = if base.len() > 1 {
         Mode::SameJobAb

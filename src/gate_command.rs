@@ -189,6 +189,7 @@ async fn decide(
         head_commit: Some(summary.meta.commit.to_string()),
         fingerprint: Some(summary.fingerprint.to_string()),
         builds: Vec::new(),
+        source: None,
     };
     let Some(baseline) = baseline else {
         head_measurements.abort();

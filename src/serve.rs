@@ -448,6 +448,7 @@ async fn compare(
         fingerprint: (base.summary.fingerprint == head.summary.fingerprint)
             .then(|| head.summary.fingerprint.to_string()),
         builds: Vec::new(),
+        source: None,
     };
     axum::Json(summary(&decision, &context, &policy)).into_response()
 }

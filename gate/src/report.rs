@@ -30,6 +30,9 @@ pub struct Context {
     pub fingerprint: Option<String>,
     /// Each side's bench executables (same-job A/B): proof that each side ran its own build.
     pub builds: Vec<SideBuild>,
+    /// How the sides were obtained, in a few words (`one run a side`), where the mode alone
+    /// would mislead: `compare` of two directories has no stored baseline.
+    pub source: Option<String>,
 }
 
 /// The bench executables one side of a same-job A/B was built into and ran.
@@ -80,6 +83,8 @@ pub struct Summary<'a> {
     budgets: Vec<BudgetResult>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     builds: Vec<SideBuild>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    source: Option<Cow<'a, str>>,
 }
 
 /// How many benchmarks got each verdict, in the schema's order.
@@ -190,6 +195,7 @@ pub fn summary<'a>(decision: &'a Decision, context: &'a Context, policy: &Policy
             .collect(),
         budgets: decision.budgets.clone(),
         builds: context.builds.clone(),
+        source: context.source.as_deref().map(Cow::Borrowed),
     }
 }
 
@@ -318,6 +324,7 @@ pub fn read_summary(path: &std::path::Path, text: &str) -> crate::Result<ReadSum
             head_commit: summary.head_commit.map(Cow::into_owned),
             fingerprint: summary.fingerprint.map(Cow::into_owned),
             builds: summary.builds,
+            source: summary.source.map(Cow::into_owned),
         },
         policy,
     })
@@ -674,15 +681,35 @@ fn builds_sentence(context: &Context) -> Option<String> {
 
 /// How the comparison was made and how sure the gate is, in one paragraph.
 fn comparison_sentence(decision: &Decision, context: &Context, policy: &Policy) -> String {
-    let how = match decision.mode {
-        Mode::SameJobAb => format!("same-job A/B, {} rounds alternating", decision.rounds),
-        Mode::StoredBaseline => "stored baseline".to_owned(),
+    let how = match (&context.source, decision.mode) {
+        (Some(source), _) => source.clone(),
+        (None, Mode::SameJobAb) => {
+            format!("same-job A/B, {} rounds alternating", decision.rounds)
+        }
+        (None, Mode::StoredBaseline) => "stored baseline".to_owned(),
     };
     let machine = context
         .fingerprint
         .as_deref()
         .map(|f| format!(" on fingerprint `{}`", &f[..f.len().min(12)]))
         .unwrap_or_default();
+    let compared = decision
+        .benchmarks
+        .iter()
+        .filter(|b| b.ratio.is_some())
+        .count();
+    if decision.verdict == Overall::NoBaseline {
+        return format!(
+            "Head `{}` has no comparable baseline: no stored run of `{}` or its nearest ancestors{machine}. Nothing was compared, so nothing passed or failed. Store a run of the base branch on this machine (a push or nightly run), or run base and head in the same job (`benchgate ab`).",
+            context.head, context.base
+        );
+    }
+    if compared == 0 {
+        return format!(
+            "Head `{}` against base `{}` ({how}){machine}: no benchmark was measured on both sides, so none was compared.",
+            context.head, context.base
+        );
+    }
     let compared = decision
         .benchmarks
         .iter()

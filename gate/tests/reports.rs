@@ -24,7 +24,7 @@ use common::{decide_ab, measurement};
 
 fn corpus(relative: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/corpus")
+        .join("../tests/fixtures/corpus")
         .join(relative)
 }
 
@@ -54,6 +54,7 @@ fn deduplicate_pair() -> (Decision, Context) {
         head_commit: Some("37d4f0b979e679bf39e00d6436aab992f1d5f4de".into()),
         fingerprint: None,
         builds: Vec::new(),
+        source: None,
     };
     (decision, context)
 }
@@ -109,6 +110,7 @@ fn ab_regression() -> (Decision, Context) {
             "dd48e16126ad9cffe24dce0cd48db47104f2ae1327c87c9a4a94f972c3094eb0".into(),
         ),
         builds: Vec::new(),
+        source: None,
     };
     (decision, context)
 }
@@ -326,6 +328,50 @@ fn each_sides_executables_are_named_in_the_report_and_read_back() {
             .get("builds")
             .is_none()
     );
+}
+
+#[test]
+fn no_baseline_and_one_run_a_side_are_said_as_they_are() {
+    let empty: Vec<Vec<benchgate_collector::Measurement>> = Vec::new();
+    let history = HashMap::new();
+    let decision = evaluate(
+        &Input {
+            mode: Mode::StoredBaseline,
+            base_rounds: &empty,
+            head_rounds: &empty,
+            history: &history,
+        },
+        &Policy::default(),
+    );
+    assert_eq!(decision.verdict, Overall::NoBaseline);
+    let context = Context {
+        base: "64cc24b82a29".into(),
+        head: "37d4f0b979e6 (run 3)".into(),
+        fingerprint: Some("dd48e16126ad9cffe24dce0cd48db47104f2ae13".into()),
+        ..Context::default()
+    };
+    let markdown = render_markdown(&decision, &context, &Policy::default());
+    assert!(
+        markdown.contains(
+            "Head `37d4f0b979e6 (run 3)` has no comparable baseline: no stored run of `64cc24b82a29` or its nearest ancestors on fingerprint `dd48e16126ad`. Nothing was compared"
+        ),
+        "{markdown}"
+    );
+    assert!(!markdown.contains("Holm"), "{markdown}");
+
+    // Two directories, one run a side: no stored baseline was involved.
+    let (decision, mut context) = deduplicate_pair();
+    context.source = Some("one run a side".into());
+    let markdown = render_markdown(&decision, &context, &Policy::default());
+    assert!(
+        markdown.contains("against base `64cc24b82a29` (one run a side)"),
+        "{markdown}"
+    );
+    assert!(!markdown.contains("stored baseline"), "{markdown}");
+    let json = summary_json(&decision, &context, &Policy::default());
+    assert_eq!(json["source"], "one run a side");
+    let read = read_summary(Path::new("perf-summary.json"), &json.to_string()).unwrap();
+    assert_eq!(read.context, context);
 }
 
 #[test]
