@@ -318,13 +318,15 @@ struct IngestArgs {
     /// The SQLite store.
     #[arg(long, default_value = DEFAULT_DB)]
     db: PathBuf,
-    /// The repository, OWNER/NAME [default: $GITHUB_REPOSITORY, else the `origin` remote].
+    /// The repository, OWNER/NAME [default: $GITHUB_REPOSITORY, else the `origin` remote, else
+    /// local/<directory>].
     #[arg(long)]
     repo: Option<String>,
     /// The full 40-hex commit SHA measured [default: `git rev-parse HEAD`].
     #[arg(long)]
     commit: Option<String>,
-    /// The branch measured [default: the checked-out branch].
+    /// The branch measured [default: $GITHUB_HEAD_REF, $GITHUB_REF_NAME, else the checked-out
+    /// branch].
     #[arg(long)]
     branch: Option<String>,
     /// Why the run was made.

@@ -405,34 +405,24 @@ fn webhooks_are_verified_deduplicated_and_worked_on_after_the_answer() {
     );
     let (status, reply) = deliver(&server, &signature(&body));
     assert_eq!((status, &reply["status"]), (200, &json!("duplicate")));
-    // The work happens after the answer; wait for it.
-    for _ in 0..100 {
-        if github
+    // The work happens after the answer, and the log line after GitHub's reply: wait for both.
+    wait_until("the check run to turn success", || {
+        github
             .data()
             .check_runs
             .first()
             .is_some_and(|r| r["conclusion"] == "success")
-        {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    });
     let run = github.data().check_runs[0].clone();
     assert_eq!(
         run["output"]["title"],
         "Overridden by @maint: known noisy runner"
     );
-    assert!(server.log.lock().unwrap().contains("overridden at 2222"));
+    server.wait_for_log("overridden at 2222");
     // SIGTERM: a clean stop.
     let status = server.terminate();
     assert!(status.success(), "{status:?}");
-    assert!(
-        server
-            .log
-            .lock()
-            .unwrap()
-            .contains("stopped; every request in flight finished")
-    );
+    server.wait_for_log("stopped; every request in flight finished");
     // The redelivery after a restart is still a duplicate; nothing is done twice.
     let server = Server::start(&db, &[], Some(&github));
     assert_eq!(deliver(&server, &signature(&body)).1["status"], "duplicate");
@@ -559,24 +549,7 @@ fn a_delivery_accepted_before_a_restart_is_worked_on_after_it() {
         store.close().await;
     });
     let server = Server::start(&db, &[], Some(&github));
-    for _ in 0..100 {
-        if server
-            .log
-            .lock()
-            .unwrap()
-            .contains("delivery d-1 (issue_comment): overridden")
-        {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(
-        server
-            .log
-            .lock()
-            .unwrap()
-            .contains("delivery d-1 (issue_comment): overridden at 2222")
-    );
+    server.wait_for_log("delivery d-1 (issue_comment): overridden at 2222");
     assert_eq!(github.data().check_runs[0]["conclusion"], "success");
     drop(server);
     let state = tokio::runtime::Runtime::new().unwrap().block_on(async {

@@ -15,7 +15,7 @@ use sqlx::Connection;
 
 fn corpus(relative: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/corpus")
+        .join("../tests/fixtures/corpus")
         .join(relative)
 }
 

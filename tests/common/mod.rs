@@ -12,10 +12,31 @@ use std::process::{Command, Output, Stdio};
 
 pub const SHA: &str = "b288db9ef7427c7003a02530c22b46a385a3c251";
 
+/// A real Criterion tree or history kept in the repository (`tests/fixtures/corpus/`, copied from
+/// the shared corpus and trimmed; see its SOURCES.md), by its path in the corpus.
 pub fn corpus(relative: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/corpus")
-        .join(relative)
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/corpus")
+        .join(relative);
+    assert!(
+        path.exists(),
+        "{} is not among the repository's fixtures (tests/fixtures/corpus/SOURCES.md)",
+        path.display()
+    );
+    path
+}
+
+/// Polls `done` every 20 ms until it holds: for anything another process or thread does after
+/// answering (a webhook's work, a log line). Panics naming `what` after 30 seconds.
+pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "waited 30 s for {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
 
 pub fn benchgate(dir: &Path, args: &[&str]) -> Output {

@@ -24,6 +24,22 @@ pub struct Server {
 }
 
 impl Server {
+    /// Waits until the server's log holds `needle` (the log is read by a thread, after the
+    /// server wrote it); panics with the log after 30 seconds.
+    pub fn wait_for_log(&self, needle: &str) {
+        let waited = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            super::wait_until(&format!("{needle:?} in the server's log"), || {
+                self.log.lock().unwrap().contains(needle)
+            })
+        }));
+        if waited.is_err() {
+            panic!(
+                "{needle:?} never reached the server's log:\n{}",
+                self.log.lock().unwrap()
+            );
+        }
+    }
+
     pub fn start(db: &Path, extra: &[&str], github: Option<&FakeGitHub>) -> Self {
         let mut command = Command::new(env!("CARGO_BIN_EXE_benchgate"));
         command
