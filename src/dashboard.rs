@@ -110,7 +110,7 @@ fn lines(budgets: &[Budget], benchmark: &str) -> Vec<BudgetLine> {
 
 /// `benchgate dashboard --out DIR`: writes the static site; returns the number of pages.
 pub async fn write(db: &Path, out: &Path, budgets: &[Budget]) -> anyhow::Result<usize> {
-    let store = crate::open_existing_store(db).await?;
+    let store = Store::open_existing(db).await?;
     let repositories = load(&store, budgets).await;
     store.close().await;
     let files = site::build(&repositories?);

@@ -5,6 +5,13 @@ use std::path::PathBuf;
 /// Everything that can go wrong while reading benchmark output, fingerprinting or storing runs.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// A reading command was pointed at a store that does not exist.
+    #[error("{}: no such store; run `benchgate ingest` first or pass --db", path.display())]
+    NoStore {
+        /// The store's path.
+        path: PathBuf,
+    },
+
     /// A directory that was named does not exist.
     #[error("{}: no such directory", path.display())]
     MissingDirectory {

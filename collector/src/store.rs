@@ -236,7 +236,18 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens (creating if needed) the database file at `path`, in WAL mode, and applies migrations.
+    /// Opens a store that must already exist: reading commands never create one.
+    pub async fn open_existing(path: &Path) -> Result<Self> {
+        if !path.is_file() {
+            return Err(Error::NoStore {
+                path: path.to_owned(),
+            });
+        }
+        Self::open(path).await
+    }
+
+    /// Opens the store at `path`, creating it (and its directory) when missing, and brings
+    /// its schema up to date.
     pub async fn open(path: &Path) -> Result<Self> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|source| Error::ReadFile {

@@ -1,51 +1,51 @@
 //! `benchgate compare`: load both sides (Criterion directories or stored runs, one per round),
 //! decide, write the reports, and map the verdict to an exit code.
 
-use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context as _, bail};
 use benchgate_collector::{Measurement, RunId, Store, criterion};
-use benchgate_gate::Policy;
 use benchgate_gate::decision::{Input, Mode, evaluate};
-use benchgate_gate::report::{Context, render_markdown, render_text, summary};
+use benchgate_gate::report::Context;
 
-/// Where reports go and how the verdict maps to an exit code.
-pub struct Outputs {
-    /// What to print on stdout.
-    pub format: ReportFormat,
-    /// Where to write `perf-summary.md`.
-    pub out_md: Option<PathBuf>,
-    /// Where to write `perf-summary.json`.
-    pub out_json: Option<PathBuf>,
-    /// Exit 0 even on a regression.
-    pub warn_only: bool,
+use super::StoreArgs;
+use super::decide::{Outputs, ReportArgs, decide_and_publish, load_policy, report};
+
+/// `benchgate compare`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The base side (repeat for rounds).
+    #[arg(long = "base", required = true, value_name = "DIR|RUN")]
+    base: Vec<String>,
+    /// The head side (repeat for rounds, paired with --base in order).
+    #[arg(long = "head", required = true, value_name = "DIR|RUN")]
+    head: Vec<String>,
+    #[command(flatten)]
+    store: StoreArgs,
+    /// Results directory read inside each Criterion benchmark.
+    #[arg(long, default_value = criterion::DEFAULT_BASELINE)]
+    baseline: String,
+    #[command(flatten)]
+    report: ReportArgs,
 }
 
-/// The report printed on stdout.
-#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ReportFormat {
-    /// Terminal text (colour on a TTY).
-    Text,
-    /// The PR comment's markdown.
-    Md,
-    /// perf-summary.json.
-    Json,
-}
-
-/// The default configuration file, read when present.
-const DEFAULT_CONFIG: &str = "benchgate.toml";
-
-/// Reads `--config FILE`, else `benchgate.toml` if present, else the defaults.
-pub fn load_policy(config: Option<&Path>) -> anyhow::Result<Policy> {
-    let path = match config {
-        Some(path) => path.to_owned(),
-        None if Path::new(DEFAULT_CONFIG).is_file() => PathBuf::from(DEFAULT_CONFIG),
-        None => return Ok(Policy::default()),
-    };
-    let text = std::fs::read_to_string(&path)
-        .with_context(|| format!("{}: cannot read the configuration", path.display()))?;
-    Ok(Policy::from_toml(&text, &path)?)
+/// Decides, reports, and with `--publish` publishes.
+pub async fn run(args: Args) -> anyhow::Result<u8> {
+    decide_and_publish(
+        &args.report,
+        None,
+        &args.store.db,
+        None,
+        compare(
+            &args.base,
+            &args.head,
+            &args.store.db,
+            &args.baseline,
+            args.report.config.as_deref(),
+            &args.report.outputs(),
+        ),
+    )
+    .await
 }
 
 /// One side of a comparison, loaded.
@@ -164,40 +164,4 @@ pub async fn compare(
         &policy,
     );
     report(&decision, &context, &policy, outputs)
-}
-
-/// Writes the requested reports and returns the exit code for the verdict.
-pub fn report(
-    decision: &benchgate_gate::decision::Decision,
-    context: &Context,
-    policy: &Policy,
-    outputs: &Outputs,
-) -> anyhow::Result<u8> {
-    // Each rendering only when something asks for it: a report of 10,000 benchmarks is not free.
-    let markdown = (outputs.out_md.is_some() || outputs.format == ReportFormat::Md)
-        .then(|| render_markdown(decision, context, policy));
-    let json = (outputs.out_json.is_some() || outputs.format == ReportFormat::Json)
-        .then(|| serde_json::to_string(&summary(decision, context, policy)).map(|j| j + "\n"))
-        .transpose()?;
-    if let (Some(path), Some(markdown)) = (&outputs.out_md, &markdown) {
-        std::fs::write(path, markdown)
-            .with_context(|| format!("--out-md {}: cannot write", path.display()))?;
-    }
-    if let (Some(path), Some(json)) = (&outputs.out_json, &json) {
-        std::fs::write(path, json)
-            .with_context(|| format!("--out-json {}: cannot write", path.display()))?;
-    }
-    match outputs.format {
-        ReportFormat::Text => print!(
-            "{}",
-            render_text(decision, context, policy, std::io::stdout().is_terminal())
-        ),
-        ReportFormat::Md => print!("{}", markdown.unwrap_or_default()),
-        ReportFormat::Json => print!("{}", json.unwrap_or_default()),
-    }
-    Ok(if decision.fails(outputs.warn_only) {
-        1
-    } else {
-        0
-    })
 }

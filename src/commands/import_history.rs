@@ -9,6 +9,7 @@ use benchgate_collector::{
     BenchmarkId, CommitSha, Estimate, HardwareProfile, Measurement, NewRun, RepositoryName,
     RunKind, RunMeta, Samples,
 };
+use benchgate_collector::{IngestOutcome, Store};
 use benchgate_dashboards::history;
 
 /// The profile of imported runs when none is given: its own fingerprint, so imported runs are
@@ -112,4 +113,67 @@ pub fn runs(
         });
     }
     Ok(runs)
+}
+
+/// `benchgate import-history`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The `data.js` (from the `gh-pages` branch, e.g. `dev/bench/data.js`) or `data.json`.
+    path: std::path::PathBuf,
+    /// The repository, OWNER/NAME.
+    #[arg(long)]
+    repo: String,
+    /// The branch the history was measured on.
+    #[arg(long, default_value = "main")]
+    branch: String,
+    /// The machine's profile from `benchgate fingerprint --format json` [default: an
+    /// `imported` profile of its own, so imported runs are never compared with new ones].
+    #[arg(long, value_name = "FILE")]
+    fingerprint: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    store: super::StoreArgs,
+}
+
+/// Imports every entry as a stored run, all or none.
+pub async fn run(args: Args) -> anyhow::Result<u8> {
+    let Args {
+        path,
+        repo,
+        branch,
+        fingerprint,
+        store,
+    } = args;
+    let db = store.db;
+    let repository = RepositoryName::parse(&repo).context("--repo")?;
+    let profile = match &fingerprint {
+        Some(file) => super::ingest::read_profile_file(file)?,
+        None => imported_profile(),
+    };
+    let runs = runs(&path, &repository, &branch, &profile)?;
+    let store = Store::open(&db).await?;
+    let mut created = 0;
+    let mut outcome = Ok(());
+    for run in &runs {
+        match store.ingest(run, false).await {
+            Ok(IngestOutcome::Created(_)) => created += 1,
+            Ok(_) => {}
+            Err(e) => {
+                outcome = Err(anyhow::Error::from(e).context(format!(
+                    "{}: the entry of commit {}",
+                    path.display(),
+                    run.meta.commit
+                )));
+                break;
+            }
+        }
+    }
+    store.close().await;
+    outcome?;
+    eprintln!(
+        "benchgate: imported {} runs of {repository} from {} ({created} new), fingerprint {}",
+        runs.len(),
+        path.display(),
+        profile.fingerprint().short()
+    );
+    Ok(0)
 }

@@ -15,12 +15,73 @@ use benchgate_collector::{
 use benchgate_gate::decision::{Input, Mode, evaluate};
 use benchgate_gate::report::{Context, SideBuild};
 
-use crate::compare::{Outputs, load_policy, report};
+use super::decide::{Outputs, ReportArgs, decide_and_publish, load_policy, report};
+use super::{KindArg, StoreArgs};
 use crate::environment;
 use crate::side_build::{self, CargoBench, KeptExecutable};
 
+/// `benchgate ab`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The base ref (branch, tag or SHA).
+    #[arg(long, value_name = "REF")]
+    base_ref: String,
+    /// The head ref.
+    #[arg(long, value_name = "REF")]
+    head_ref: String,
+    /// Rounds; each runs base once, then head once.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+    rounds: u32,
+    #[command(flatten)]
+    store: StoreArgs,
+    /// The kind the rounds are stored as.
+    #[arg(long, value_enum, default_value_t = KindArg::Local)]
+    kind: KindArg,
+    /// The repository, OWNER/NAME [default: as for ingest].
+    #[arg(long)]
+    repo: Option<String>,
+    /// The cargo target directory both sides of a `cargo bench` build into (dependencies
+    /// built once; each side's own crates always compiled afresh). One `ab` at a time per
+    /// directory [default: benchgate-ab/target beside the Criterion output].
+    #[arg(long, value_name = "DIR")]
+    target_dir: Option<PathBuf>,
+    /// Go on when base and head build byte-identical executables although their code
+    /// differs (a change that compiles to the same machine code).
+    #[arg(long)]
+    allow_identical_builds: bool,
+    #[command(flatten)]
+    report: ReportArgs,
+    /// The bench command, run in each checkout, e.g. `cargo bench`.
+    #[arg(last = true, required = true, value_name = "BENCH COMMAND")]
+    command: Vec<String>,
+}
+
+/// Builds, runs the rounds, decides, reports, and with `--publish` publishes.
+pub async fn run(args: Args) -> anyhow::Result<u8> {
+    let options = Options {
+        target_dir: args.target_dir.as_deref(),
+        allow_identical_builds: args.allow_identical_builds,
+        base_ref: &args.base_ref,
+        head_ref: &args.head_ref,
+        rounds: args.rounds as usize,
+        command: &args.command,
+        db: &args.store.db,
+        kind: args.kind.into(),
+        repo: args.repo.as_deref(),
+        config: args.report.config.as_deref(),
+    };
+    decide_and_publish(
+        &args.report,
+        args.repo.as_deref(),
+        &args.store.db,
+        None,
+        ab(&options, &args.report.outputs()),
+    )
+    .await
+}
+
 /// What `ab` needs to know.
-pub struct AbArgs<'a> {
+struct Options<'a> {
     /// The base ref (branch, tag or SHA).
     pub base_ref: &'a str,
     /// The head ref.
@@ -194,7 +255,7 @@ fn code_changes(
 }
 
 /// `benchgate ab`: returns the exit code (0 pass, inconclusive or no baseline; 1 regression).
-pub async fn ab(args: &AbArgs<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
+async fn ab(args: &Options<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
     if args.rounds == 0 {
         bail!("--rounds: at least 1 (3 or more recommended on shared machines)");
     }
@@ -344,7 +405,7 @@ fn refuse_identical_builds(sides: &[Side], package_dirs: &[PathBuf]) -> anyhow::
 /// Runs the rounds A B A B ..., storing each; returns the base and head rounds.
 #[allow(clippy::too_many_arguments)]
 async fn run_rounds(
-    args: &AbArgs<'_>,
+    args: &Options<'_>,
     bench: Option<&CargoBench>,
     store: &Store,
     sides: &[Side],

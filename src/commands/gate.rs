@@ -12,7 +12,8 @@ use benchgate_collector::{
 use benchgate_gate::decision::{Input, Mode, Statistic, evaluate, round_statistic};
 use benchgate_gate::report::Context;
 
-use crate::compare::{Outputs, load_policy, report};
+use super::StoreArgs;
+use super::decide::{Outputs, ReportArgs, decide_and_publish, load_policy, report};
 use crate::environment;
 use crate::remote::Collector;
 
@@ -20,6 +21,59 @@ use crate::remote::Collector;
 pub const ANCESTOR_LIMIT: usize = 20;
 /// How many runs of the baseline's history estimate its noise.
 pub const HISTORY_RUNS: usize = 30;
+
+/// `benchgate gate`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The head run's id.
+    #[arg(long, value_name = "RUN")]
+    head: String,
+    #[command(flatten)]
+    store: StoreArgs,
+    /// The pull request's base commit [default: the head commit's ancestors].
+    #[arg(long, value_name = "SHA")]
+    base_commit: Option<String>,
+    /// Take every run (the head, the baseline, its history) from this `benchgate serve`
+    /// instead of the local store; --head is then the service's run id.
+    #[arg(long, value_name = "URL")]
+    collector: Option<String>,
+    /// The repository on the collector, OWNER/NAME [default: as for ingest].
+    #[arg(long, requires = "collector")]
+    repo: Option<String>,
+    #[command(flatten)]
+    report: ReportArgs,
+}
+
+/// Decides, reports, and with `--publish` publishes.
+pub async fn run(args: Args) -> anyhow::Result<u8> {
+    let collector = match args.collector {
+        Some(url) => {
+            let repository = match &args.repo {
+                Some(name) => RepositoryName::parse(name).context("--repo")?,
+                None => environment::repository()?,
+            };
+            Some((url, repository))
+        }
+        None => None,
+    };
+    decide_and_publish(
+        &args.report,
+        None,
+        &args.store.db,
+        None,
+        gate(
+            &args.head,
+            &args.store.db,
+            collector
+                .as_ref()
+                .map(|(url, repo)| (url.as_str(), repo.clone())),
+            args.base_commit.as_deref(),
+            args.report.config.as_deref(),
+            &args.report.outputs(),
+        ),
+    )
+    .await
+}
 
 /// Finds the baseline among `candidates` (runs on the head's repository and fingerprint): the
 /// newest non-PR run of the first commit in `ancestry` that has one. Pure.
@@ -97,7 +151,7 @@ pub async fn gate(
         let source = Source::Remote(Collector::new(url, repository)?);
         return decide(&source, head_id, base_commit, &policy, outputs).await;
     }
-    let store = crate::open_existing_store(db).await?;
+    let store = Store::open_existing(db).await?;
     let outcome = decide(
         &Source::Local(store.clone()),
         head_id,

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::SystemTime;
 
 use anyhow::Context as _;
-use benchgate_collector::{ExportRow, RepositoryName};
+use benchgate_collector::{ExportRow, RepositoryName, Store};
 
 /// The CSV header, in column order.
 pub const HEADER: [&str; 30] = [
@@ -118,11 +118,85 @@ pub async fn export(
     since: Option<SystemTime>,
     out: &mut dyn Write,
 ) -> anyhow::Result<usize> {
-    let store = crate::open_existing_store(db).await?;
+    let store = Store::open_existing(db).await?;
     writeln!(out, "{}", HEADER.join(","))?;
     let rows = store
         .for_each_export_row(repository, since, |row| writeln!(out, "{}", record(row)))
         .await;
     store.close().await;
     Ok(rows?)
+}
+
+/// The export formats.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    /// Comma-separated values with a header row.
+    Csv,
+}
+
+/// `benchgate export`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The export format.
+    #[arg(long, value_enum, default_value_t = ExportFormat::Csv)]
+    format: ExportFormat,
+    /// Only this repository, OWNER/NAME.
+    #[arg(long)]
+    repo: Option<String>,
+    /// Only runs recorded on or after this date (2026-01-31) or time (RFC 3339).
+    #[arg(long, value_name = "DATE")]
+    since: Option<String>,
+    /// Write here instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    out: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    store: super::StoreArgs,
+}
+
+/// Writes the CSV to `--out` or standard output; a closed pipe (`| head`) ends quietly.
+pub async fn run(args: Args) -> anyhow::Result<u8> {
+    let ExportFormat::Csv = args.format;
+    let db = &args.store.db;
+    let repository = args
+        .repo
+        .as_deref()
+        .map(RepositoryName::parse)
+        .transpose()
+        .context("--repo")?;
+    let since = args.since.as_deref().map(parse_since).transpose()?;
+    let rows = match &args.out {
+        Some(path) => {
+            let file = std::fs::File::create(path)
+                .with_context(|| format!("--out {}: cannot create", path.display()))?;
+            let mut writer = std::io::BufWriter::new(file);
+            let rows = export(db, repository.as_ref(), since, &mut writer).await?;
+            writer.flush()?;
+            rows
+        }
+        None => {
+            let stdout = std::io::stdout();
+            let mut writer = std::io::BufWriter::new(stdout.lock());
+            let written = export(db, repository.as_ref(), since, &mut writer)
+                .await
+                .and_then(|rows| Ok(writer.flush().map(|()| rows)?));
+            match written {
+                Ok(rows) => rows,
+                // `benchgate export | head`: the reader had enough; not an error.
+                Err(e) if is_broken_pipe(&e) => return Ok(0),
+                Err(e) => return Err(e),
+            }
+        }
+    };
+    eprintln!("benchgate: exported {rows} measurements");
+    Ok(0)
+}
+
+/// Whether an error is a closed standard output (`| head`), anywhere in its chain.
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+            || cause.to_string().contains("Broken pipe")
+    })
 }

@@ -1,0 +1,184 @@
+//! `benchgate ingest`: a Criterion tree (or cargo-criterion messages) and any custom metrics,
+//! read and checked whole, then stored as one run.
+
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use anyhow::{Context as _, bail};
+use benchgate_collector::{
+    CommitSha, HardwareProfile, IngestOutcome, NewRun, RepositoryName, RunMeta, Store,
+    cargo_criterion, criterion,
+};
+
+use super::{KindArg, StoreArgs};
+use crate::{environment, render};
+
+/// `benchgate ingest`; also what `upload` reads.
+#[derive(clap::Args)]
+#[group(id = "ingest_args")]
+pub struct Args {
+    /// The Criterion output directory [default: the cargo target directory's `criterion/`].
+    pub path: Option<PathBuf>,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// The repository, OWNER/NAME [default: $GITHUB_REPOSITORY, else the `origin` remote, else
+    /// local/<directory>].
+    #[arg(long)]
+    repo: Option<String>,
+    /// The full 40-hex commit SHA measured [default: `git rev-parse HEAD`].
+    #[arg(long)]
+    commit: Option<String>,
+    /// The branch measured [default: $GITHUB_HEAD_REF, $GITHUB_REF_NAME, else the checked-out
+    /// branch].
+    #[arg(long)]
+    branch: Option<String>,
+    /// Why the run was made.
+    #[arg(long, value_enum, default_value_t = KindArg::Local)]
+    kind: KindArg,
+    /// The pull request number, for `--kind pr`.
+    #[arg(long)]
+    pr: Option<u64>,
+    /// The attempt under the same (repository, commit, fingerprint, kind); CI re-runs count up.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    attempt: u32,
+    /// Read this saved baseline (`--save-baseline NAME`) instead of the latest results (`new`).
+    #[arg(long, default_value = criterion::DEFAULT_BASELINE)]
+    baseline: String,
+    /// Read `cargo criterion --message-format=json` output from FILE, or `-` for standard input.
+    #[arg(long, value_name = "FILE|-", conflicts_with = "path")]
+    cargo_criterion_json: Option<PathBuf>,
+    /// The machine's profile from `benchgate fingerprint --format json` [default: this machine].
+    #[arg(long, value_name = "FILE")]
+    fingerprint: Option<PathBuf>,
+    /// Overwrite a stored run with the same key but different results.
+    #[arg(long)]
+    replace: bool,
+    /// Custom metrics to store beside Criterion's, from a JSON file in Bencher's metric format
+    /// (`{"bench": {"measure": {"value", "lower_value", "upper_value" | "samples", "unit",
+    /// "direction"}}}`); repeatable. Without Criterion output, the run holds the metrics alone.
+    #[arg(long, value_name = "FILE")]
+    metrics: Vec<PathBuf>,
+}
+
+/// The run `ingest` (or `upload`) reads: everything checked, nothing stored yet.
+pub fn read_new_run(args: &Args) -> anyhow::Result<NewRun> {
+    let commit = match &args.commit {
+        Some(sha) => CommitSha::parse(sha).context("--commit")?,
+        None => environment::head_commit()?,
+    };
+    let repository = match &args.repo {
+        Some(name) => RepositoryName::parse(name).context("--repo")?,
+        None => environment::repository()?,
+    };
+    if args.pr == Some(0) {
+        bail!("--pr: a pull request number is positive");
+    }
+    let branch = args.branch.clone().or_else(environment::branch);
+
+    let measurements = match &args.cargo_criterion_json {
+        Some(source) if source.as_os_str() == "-" => {
+            cargo_criterion::read_messages(std::io::stdin().lock(), Path::new("-"))?
+        }
+        Some(source) => {
+            let file = std::fs::File::open(source)
+                .with_context(|| format!("{}: cannot open", source.display()))?;
+            cargo_criterion::read_messages(BufReader::new(file), source)?
+        }
+        None => {
+            let root = match &args.path {
+                Some(path) => path.clone(),
+                None => environment::criterion_home()?,
+            };
+            match criterion::read_tree(&root, &args.baseline) {
+                // With custom metrics and no directory named, Criterion output is optional.
+                Err(
+                    benchgate_collector::Error::MissingDirectory { .. }
+                    | benchgate_collector::Error::EmptyTree { .. },
+                ) if !args.metrics.is_empty() && args.path.is_none() => Vec::new(),
+                other => other?,
+            }
+        }
+    };
+    let mut measurements = measurements;
+    for file in &args.metrics {
+        for metric in benchgate_collector::metrics::read_file(file)? {
+            if measurements.iter().any(|m| m.id == metric.id) {
+                bail!(
+                    "{}: benchmark {:?} is measured twice (in Criterion's output or another metrics file)",
+                    file.display(),
+                    metric.id.as_str()
+                );
+            }
+            measurements.push(metric);
+        }
+    }
+    measurements.sort_by(|a, b| a.id.cmp(&b.id));
+
+    let profile = match &args.fingerprint {
+        Some(path) => read_profile_file(path)?,
+        None => environment::detect_profile()?,
+    };
+
+    Ok(NewRun {
+        meta: RunMeta {
+            repository,
+            commit,
+            branch,
+            kind: args.kind.into(),
+            pr_number: args.pr,
+            attempt: args.attempt,
+        },
+        profile,
+        recorded_at: SystemTime::now(),
+        measurements,
+    })
+}
+
+/// Reads, checks and stores the run; prints its id.
+pub async fn run(args: Args) -> anyhow::Result<u8> {
+    // Everything is read and checked before the store is opened: bad input leaves it untouched.
+    let run = read_new_run(&args)?;
+    let store = Store::open(&args.store.db).await?;
+    let outcome = store.ingest(&run, args.replace).await;
+    store.close().await;
+    let outcome = outcome?;
+    let what = match outcome {
+        IngestOutcome::Created(_) => "stored".to_owned(),
+        IngestOutcome::Unchanged(_) => "already stored, unchanged:".to_owned(),
+        IngestOutcome::Replaced { previous, .. } => format!("replaced run {previous} with"),
+    };
+    eprintln!(
+        "benchgate: {what} run {} — {} benchmarks of {}@{} ({}, fingerprint {}) in {}",
+        outcome.run_id(),
+        run.measurements.len(),
+        run.meta.repository,
+        run.meta.commit.short(),
+        run.meta.kind,
+        run.profile.fingerprint().short(),
+        args.store.db.display()
+    );
+    println!("{}", outcome.run_id());
+    Ok(0)
+}
+
+/// Reads a profile written by `benchgate fingerprint --format json`, checking its hash.
+pub fn read_profile_file(path: &Path) -> anyhow::Result<HardwareProfile> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read", path.display()))?;
+    let file: render::ProfileFile = serde_json::from_str(&text).with_context(|| {
+        format!(
+            "{}: not a `benchgate fingerprint --format json` file",
+            path.display()
+        )
+    })?;
+    let computed = file.profile.fingerprint();
+    if computed.as_str() != file.fingerprint {
+        bail!(
+            "{}: field `fingerprint` is {} but the profile hashes to {computed}; the file was edited or comes from another benchgate version",
+            path.display(),
+            file.fingerprint
+        );
+    }
+    Ok(file.profile)
+}
