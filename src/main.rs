@@ -2,13 +2,10 @@
 //! code (0 ok, 1 regression found, 2 error). Environment variables and `process::exit` live in
 //! the binary; each command is a file under `commands/`.
 
-mod artifact;
 mod commands;
 mod dashboard;
 mod environment;
 mod github;
-mod override_command;
-mod publish;
 mod remote;
 mod render;
 mod serve;

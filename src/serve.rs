@@ -31,7 +31,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use tokio::sync::Notify;
 
-use crate::publish::GitHubArgs;
+use crate::github::GitHubArgs;
 
 /// The default limit on an uploaded run's body (and on its size once un-gzipped).
 pub const DEFAULT_BODY_LIMIT: usize = 32 * 1024 * 1024;
@@ -701,10 +701,10 @@ async fn process(
         return (false, "the payload is not UTF-8".into());
     };
     let source = format!("delivery {delivery}");
-    match crate::override_command::handle_event(text, &source, None, github, store).await {
-        Ok(crate::override_command::Outcome::Ignored(why)) => (true, format!("ignored: {why}")),
-        Ok(crate::override_command::Outcome::Refused(why)) => (true, format!("refused: {why}")),
-        Ok(crate::override_command::Outcome::Overridden { head_sha }) => {
+    match crate::github::overrides::handle_event(text, &source, None, github, store).await {
+        Ok(crate::github::overrides::Outcome::Ignored(why)) => (true, format!("ignored: {why}")),
+        Ok(crate::github::overrides::Outcome::Refused(why)) => (true, format!("refused: {why}")),
+        Ok(crate::github::overrides::Outcome::Overridden { head_sha }) => {
             (true, format!("overridden at {head_sha}"))
         }
         Err(e) => (false, format!("{e:#}")),

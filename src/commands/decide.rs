@@ -8,7 +8,7 @@ use anyhow::Context as _;
 use benchgate_gate::Policy;
 use benchgate_gate::report::{Context, render_markdown, render_text, summary};
 
-use crate::publish;
+use crate::github::publish;
 
 /// Where reports go and how the verdict maps to an exit code.
 pub struct Outputs {
@@ -71,7 +71,7 @@ pub struct ReportArgs {
     #[arg(long)]
     pub publish: bool,
     #[command(flatten)]
-    pub github: publish::GitHubArgs,
+    pub github: crate::github::GitHubArgs,
 }
 
 impl ReportArgs {
@@ -101,7 +101,7 @@ pub async fn decide_and_publish(
     if !report.publish {
         return decide.await;
     }
-    let target = publish::Target::resolve(&report.github, repository, head_commit)?;
+    let target = crate::github::Target::resolve(&report.github, repository, head_commit)?;
     target.github_client()?;
     let started = publish::start_check(&target).await?;
     let code = match decide.await {

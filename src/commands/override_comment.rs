@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 
 use super::StoreArgs;
-use crate::override_command::{self, Outcome};
-use crate::publish::GitHubArgs;
+use crate::github::GitHubArgs;
+use crate::github::overrides::{self, Outcome};
 
 /// `benchgate override`.
 #[derive(clap::Args)]
@@ -28,7 +28,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         .clone()
         .or_else(|| std::env::var_os("GITHUB_EVENT_PATH").map(PathBuf::from))
         .context("no event: pass --event-path or set GITHUB_EVENT_PATH")?;
-    let outcome = override_command::handle(
+    let outcome = overrides::handle(
         &event_path,
         args.repo.as_deref(),
         &args.github,

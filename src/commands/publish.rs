@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::bail;
 
 use super::StoreArgs;
-use crate::{artifact, publish};
+use crate::github::{GitHubArgs, artifact, publish};
 
 /// `benchgate publish`.
 #[derive(clap::Args)]
@@ -36,7 +36,7 @@ pub struct Args {
     #[arg(long)]
     warn_only: bool,
     #[command(flatten)]
-    github: publish::GitHubArgs,
+    github: GitHubArgs,
 }
 
 /// Publishes, or writes the artifact.

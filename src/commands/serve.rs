@@ -1,7 +1,7 @@
 //! `benchgate serve`: the collector service's flags, read into its configuration.
 
 use super::StoreArgs;
-use crate::publish::GitHubArgs;
+use crate::github::GitHubArgs;
 
 /// `benchgate serve`.
 #[derive(clap::Args)]

@@ -12,7 +12,7 @@ use benchgate_collector::CommitSha;
 use benchgate_gate::report::read_summary;
 use serde::{Deserialize, Serialize};
 
-use crate::publish::{GitHubArgs, Target};
+use super::target::{GitHubArgs, Target};
 
 /// The artifact's description of what it is for.
 pub const META_FILE: &str = "benchgate-artifact.json";

@@ -14,8 +14,9 @@ use benchgate_gate::publish::{
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::github::GitHub;
-use crate::publish::{GitHubArgs, Target, now_rfc3339, upsert_comment};
+use super::GitHub;
+use super::publish::upsert_comment;
+use super::target::{GitHubArgs, Target, now_rfc3339};
 
 /// The command, as a comment starts with it.
 pub const COMMAND: &str = "/benchgate override";
