@@ -7,8 +7,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // benches fail loudly
 
-#[path = "../tests/common/mod.rs"]
-mod common;
+// The integration tests' support, for `Server`; the bench uses nothing else of it.
+#[allow(dead_code)]
+#[path = "../tests/it/support/mod.rs"]
+mod support;
 
 use std::process::Command;
 use std::time::{Duration, SystemTime};
@@ -78,7 +80,7 @@ fn upload(c: &mut Criterion) {
         .output()
         .unwrap();
     let token = String::from_utf8(token.stdout).unwrap().trim().to_owned();
-    let server = common::server::Server::start(&db, &[], None);
+    let server = support::server::Server::start(&db, &[], None);
     let rustc =
         RustcInfo::parse("rustc 1.95.0 (59807616e 2026-04-14)\nhost: x86_64-unknown-linux-gnu\n")
             .unwrap();

@@ -137,7 +137,7 @@ impl Default for Policy {
             min_change: 0.02,
             confidence: 0.95,
             false_alarm_rate: 0.05,
-            // Chosen by the accuracy harness (tests/accuracy.rs): on real A/A recordings the
+            // Chosen by the accuracy harness (tests/it/accuracy.rs): on real A/A recordings the
             // minimum per-iteration time is far steadier than the median, because interference
             // only ever adds time.
             statistic: Statistic::Quantile(0.0),

@@ -9,24 +9,20 @@
 //! `benchgate` check; a writer's `/benchgate override <reason>` turns the check green; a second
 //! push (a comment added) is gated afresh and updates the same comment.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
-
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::actions::{ActionRun, Job, Outcome};
-use common::fake_github::{self, FakeGitHub};
-use common::server::Server;
-use common::*;
+use crate::support::actions::{ActionRun, Job, Outcome};
+use crate::support::fake_github::{self, FakeGitHub};
+use crate::support::server::Server;
+use crate::support::*;
 use serde_json::{Value, json};
 use sha2::Digest as _;
 
 const VERSION: &str = "v0.0.0-e2e";
 /// The benchmark the pull request slows down, and by how much: its work done eight times, so
 /// that a shared runner's interference (one run a side moved by up to 65% in CI) cannot hide it.
-/// How small a slowdown the gate can see is the business of `tests/accuracy.rs`, not this one.
+/// How small a slowdown the gate can see is the business of `tests/it/accuracy.rs`, not this one.
 const SLOWED: &str = "aead/seal/chacha20-poly1305/16 KiB";
 /// The code change that does it, in the sample crate's `src/lib.rs`.
 const SLOWED_BEFORE: &str = "pub const SLOWED: &[(&str, usize)] = &[];";

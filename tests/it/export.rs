@@ -1,10 +1,6 @@
 //! `benchgate export --format csv`: one row per measurement, filtered by repository and date.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
-
-mod common;
-
-use common::*;
+use crate::support::*;
 use serde_json::Value;
 
 const TREE: &str = "dicethedev__MerkleForge/target/criterion";

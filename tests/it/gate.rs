@@ -2,13 +2,9 @@
 //! same fingerprint, else the nearest first-parent ancestor's), its history calibrates the noise,
 //! and without either the verdict is no-baseline.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
-
-mod common;
-
 use std::path::Path;
 
-use common::*;
+use crate::support::*;
 
 const TREE: &str = "dicethedev__MerkleForge/target/criterion";
 /// One benchmark of TREE (Bytes throughput), slowed alone in the tests below: its directory
@@ -27,7 +23,7 @@ fn benchmark<'a>(summary: &'a serde_json::Value, id: &str) -> &'a serde_json::Va
 
 /// A git repository with `n` empty commits on `main`; returns their SHAs, oldest first.
 fn repository(dir: &Path, n: usize) -> Vec<String> {
-    let git = |args: &[&str]| common::git(dir, args);
+    let git = |args: &[&str]| crate::support::git(dir, args);
     git(&["init", "-q", "-b", "main"]);
     (0..n)
         .map(|i| {
@@ -193,7 +189,7 @@ fn with_a_collector_the_runs_come_from_the_service_and_decide_the_same() {
         ],
     );
     let token = stdout(&output).trim().to_owned();
-    let server = common::server::Server::start(&service_db, &[], None);
+    let server = crate::support::server::Server::start(&service_db, &[], None);
     let collector = format!("http://{}", server.address);
     // Every run is stored locally and uploaded, in the same order: the ids agree.
     let mut runs: Vec<(&Path, &String, &str)> = trees

@@ -9,8 +9,6 @@
 //! understand (another `uses:`, an expression it cannot evaluate) fails the test rather than
 //! being skipped.
 
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;

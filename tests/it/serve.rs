@@ -1,19 +1,15 @@
 //! `benchgate serve` for real: the binary on a loopback port with a fresh SQLite file, spoken
 //! to over raw HTTP/1.1 (so a request can also be cut off half-way) and by `benchgate upload`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
-
-mod common;
-
 use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
-use common::fake_github::{self, FakeGitHub};
-use common::server::{SECRET, Server};
-use common::*;
+use crate::support::fake_github::{self, FakeGitHub};
+use crate::support::server::{SECRET, Server};
+use crate::support::*;
 use serde_json::{Value, json};
 
 const TREE: &str = "laysakura__louds-rs/criterion";

@@ -1,18 +1,14 @@
 //! Publishing to GitHub end to end: the real binary and the real octocrab client against a
-//! local fake of GitHub's REST API (tests/common/fake_github.rs) that checks every request as
+//! local fake of GitHub's REST API (tests/it/support/fake_github.rs) that checks every request as
 //! GitHub documents it. Comments, check runs, the status fallback, rate limits, retries, the
 //! GitHub Enterprise base path, the job summary and outputs, and the maintainer override.
-
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
-
-mod common;
 
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Instant;
 
-use common::fake_github::{self, FakeGitHub, Fault};
-use common::*;
+use crate::support::fake_github::{self, FakeGitHub, Fault};
+use crate::support::*;
 use serde_json::Value;
 
 const TREE: &str = "dicethedev__MerkleForge/target/criterion";
@@ -111,6 +107,8 @@ fn compare_publish_marks_the_check_in_progress_then_fails_it_and_comments_once()
         .map(|(m, p)| (m.to_owned(), p))
     );
     let data = github.data();
+    // The sticky comment is looked for page by page at GitHub's largest page size.
+    assert_eq!(data.seen[1].query, "per_page=100&page=1");
     // Created in_progress on the PR head (not GITHUB_SHA, the merge commit).
     let created = &data.seen[0].body;
     assert_eq!(created["status"], "in_progress");

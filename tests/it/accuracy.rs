@@ -9,10 +9,6 @@
 //! - same-job A/B with 3 rounds on an idle machine: at least 90% of slowdowns of 1.5 times the
 //!   limit are `regressed`, and at least 90% of identical-code comparisons are `pass`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
-
-mod common;
-
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -291,7 +287,7 @@ fn measure_corpus_pairs(table: &mut Table, policy: &Policy) {
         "fedemagnani__git-bench/target/criterion",
         "laysakura__louds-rs/criterion",
     ] {
-        let root = common::corpus(tree);
+        let root = crate::support::corpus(tree);
         let base = read_tree(&root, "base").unwrap();
         let new = read_tree(&root, "new").unwrap();
         tally_comparison(

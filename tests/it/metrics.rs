@@ -3,14 +3,10 @@
 //! both directions, budgeted, shown in the comment, exported to CSV, uploaded and charted; bad
 //! files are refused naming the file and the field, with nothing stored.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
-
-mod common;
-
 use std::path::Path;
 
-use common::server::Server;
-use common::*;
+use crate::support::server::Server;
+use crate::support::*;
 use serde_json::{Value, json};
 
 const REPO: &str = "acme/mixnet";

@@ -1,8 +1,6 @@
 //! Helpers shared by the binary's end-to-end tests: run `benchgate` in a directory, read its
 //! output, and make spoiled or scaled copies of real Criterion trees.
 
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)] // each test file uses a subset
-
 pub mod actions;
 pub mod fake_github;
 pub mod server;

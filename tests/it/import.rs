@@ -1,11 +1,7 @@
 //! `benchgate import-history` on real histories: github-action-benchmark's `data.js` (rune's)
 //! and git-bench's `data.json` (RFC 3339 dates, Criterion's `[low, high]` intervals).
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
-
-mod common;
-
-use common::*;
+use crate::support::*;
 use serde_json::Value;
 
 const DATA: &str = "rune-rs__rune/dev/bench/data.js";

@@ -2,14 +2,10 @@
 //! and show it, and refuse bad input with exit code 2, one line naming the culprit, and the
 //! store untouched.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests and benches fail loudly
-
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-mod common;
-
-use common::*;
+use crate::support::*;
 
 fn ingest_merkle(dir: &Path, extra: &[&str]) -> Output {
     let tree = corpus("dicethedev__MerkleForge/target/criterion");

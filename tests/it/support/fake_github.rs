@@ -4,8 +4,6 @@
 //! lengths), answers with GitHub's documented shapes, and can be told to fail a request once.
 //! Anything GitHub would reject is answered as GitHub would and recorded as a violation.
 
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
-
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 

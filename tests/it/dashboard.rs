@@ -2,16 +2,12 @@
 //! imported), opened in headless Chromium (Debian's `chromium`, installed by `.ci/run`), and the
 //! same pages served live by `benchgate serve`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
-
-mod common;
-
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::server::Server;
-use common::*;
+use crate::support::server::Server;
+use crate::support::*;
 
 const RUNE: &str = "rune-rs__rune/dev/bench/data.js";
 const FLAT: &str = "antiguru__flatcontainer/dev/bench/data.js";

@@ -2,11 +2,7 @@
 //! keep by hand (absolute throughput per payload size, a latency bound, a cross-benchmark
 //! tail-latency parity rule), its verdicts with their intervals, the exit code, and bad budgets.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
-
-mod common;
-
-use common::*;
+use crate::support::*;
 use serde_json::Value;
 
 const TREE: &str = "dicethedev__MerkleForge/target/criterion";

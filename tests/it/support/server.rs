@@ -1,8 +1,6 @@
 //! `benchgate serve` as a child process on a loopback port, spoken to over raw HTTP/1.1 (so a
 //! request can also be cut off half-way).
 
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
-
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::TcpStream;
 use std::path::Path;

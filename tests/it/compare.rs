@@ -1,11 +1,7 @@
 //! `benchgate compare` end to end on real Criterion output: verdicts, exit codes, reports, rounds
 //! and bad configuration.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
-
-mod common;
-
-use common::*;
+use crate::support::*;
 
 const TREE: &str = "dicethedev__MerkleForge/target/criterion";
 
