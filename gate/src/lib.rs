@@ -1,11 +1,12 @@
-//! benchgate's gate: the decision engine (pure), report rendering (pure) and, later, the GitHub
-//! publisher.
+//! benchgate's gate: the decision engine (pure) and report rendering (pure): the markdown,
+//! JSON and terminal reports and the texts GitHub shows (comment, check run, status). The
+//! GitHub calls themselves are the binary's (`src/github/`).
 
 pub mod budget;
 pub mod decision;
 mod error;
+pub mod github_text;
 pub mod policy;
-pub mod publish;
 pub mod report;
 pub mod stats;
 

@@ -12,7 +12,7 @@ mod common;
 use benchgate_collector::Throughput;
 use benchgate_gate::Policy;
 use benchgate_gate::decision::{Decision, Input, Mode, Overall, evaluate};
-use benchgate_gate::publish::{
+use benchgate_gate::github_text::{
     COMMENT_LIMIT, Conclusion, OverrideNote, check_output, comment_body, conclusion,
     status_description,
 };

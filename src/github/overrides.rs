@@ -6,7 +6,7 @@ use std::time::SystemTime;
 
 use anyhow::Context as _;
 use benchgate_collector::{CommitSha, GateOverride, RepositoryName, Store};
-use benchgate_gate::publish::{
+use benchgate_gate::github_text::{
     CHECK_NAME, CHECK_TEXT_LIMIT, COMMENT_MARKER, CheckOutput, Conclusion, Measure, OverrideNote,
     STATUS_DESCRIPTION_LIMIT, comment_body, comment_with_override, cut_chars, fit, override_title,
     with_override,

@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use benchgate_collector::{CommitSha, RepositoryName, Store};
 use benchgate_gate::decision::Verdict;
-use benchgate_gate::publish::{
+use benchgate_gate::github_text::{
     CHECK_NAME, COMMENT_MARKER, Conclusion, Measure, OverrideNote, STEP_SUMMARY_LIMIT,
     check_output, comment_body, conclusion, fit, status_description, with_override,
 };
@@ -85,9 +85,9 @@ pub async fn fail_check(target: &Target, started: StartedCheck, error: &str) {
     let (Some(github), Some(sha)) = (&target.github, &target.sha) else {
         return;
     };
-    let title = benchgate_gate::publish::cut_chars(
+    let title = benchgate_gate::github_text::cut_chars(
         &format!("benchgate could not decide: {error}"),
-        benchgate_gate::publish::TITLE_LIMIT,
+        benchgate_gate::github_text::TITLE_LIMIT,
     );
     let result = match started {
         StartedCheck::CheckRun(id) => github
@@ -109,7 +109,7 @@ pub async fn fail_check(target: &Target, started: StartedCheck, error: &str) {
                     &json!({
                         "state": "error",
                         "context": CHECK_NAME,
-                        "description": benchgate_gate::publish::cut_chars(&title, benchgate_gate::publish::STATUS_DESCRIPTION_LIMIT),
+                        "description": benchgate_gate::github_text::cut_chars(&title, benchgate_gate::github_text::STATUS_DESCRIPTION_LIMIT),
                     }),
                 )
                 .await
@@ -203,7 +203,7 @@ async fn conclude(
     sha: &str,
     started: Option<StartedCheck>,
     conclusion: Conclusion,
-    output: &benchgate_gate::publish::CheckOutput,
+    output: &benchgate_gate::github_text::CheckOutput,
     summary: &ReadSummary,
     overriding: Option<&OverrideNote>,
 ) -> anyhow::Result<&'static str> {
