@@ -4,7 +4,7 @@
 
 use benchgate_collector::{Measurement, Throughput};
 
-use crate::policy::Glob;
+use crate::glob::Glob;
 
 /// What a budget measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -25,7 +25,7 @@ use std::collections::HashMap;
 
 use benchgate_collector::{Direction, Estimate, Measurement};
 
-use crate::policy::Policy;
+use crate::policy::{Policy, Statistic};
 use crate::stats::{mean, median, t_cdf, t_quantile, tail_aware_sigma, variance};
 
 /// Prior weight, in degrees of freedom, of the noise level shared by a comparison's benchmarks.
@@ -43,39 +43,6 @@ pub const UNCALIBRATED_DF: f64 = 4.0;
 /// rounded up. GitHub-hosted runners average 2.66% (CodSpeed, 2025), but a gate must survive the
 /// noisy tenth, not the average.
 pub const UNCALIBRATED_RUN_NOISE: f64 = 0.05;
-
-/// Which statistic of a round's per-iteration times is compared.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Statistic {
-    /// The median (Criterion's own estimate and interval).
-    Median,
-    /// A quantile of the per-iteration sample times, 0 being the minimum. Interference on a
-    /// shared machine only adds time, so low quantiles are often far steadier than the median.
-    Quantile(f64),
-}
-
-impl Statistic {
-    /// `median`, `min`, or `pNN` (0 < NN < 100).
-    pub fn parse(text: &str) -> Option<Self> {
-        match text {
-            "median" => Some(Statistic::Median),
-            "min" => Some(Statistic::Quantile(0.0)),
-            _ => {
-                let percent: f64 = text.strip_prefix('p')?.parse().ok()?;
-                (percent > 0.0 && percent < 100.0).then_some(Statistic::Quantile(percent / 100.0))
-            }
-        }
-    }
-
-    /// The name used in reports and `benchgate.toml`.
-    pub fn name(self) -> String {
-        match self {
-            Statistic::Median => "median".to_owned(),
-            Statistic::Quantile(0.0) => "min".to_owned(),
-            Statistic::Quantile(q) => format!("p{}", (q * 100_000.0).round() / 1000.0),
-        }
-    }
-}
 
 /// A round's statistic of a measurement (ns per iteration), as history must be built with it.
 pub fn round_statistic(measurement: &Measurement, statistic: Statistic) -> f64 {

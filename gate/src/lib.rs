@@ -6,6 +6,7 @@ pub mod budget;
 pub mod decision;
 mod error;
 pub mod github_text;
+pub mod glob;
 pub mod policy;
 pub mod report;
 pub mod stats;

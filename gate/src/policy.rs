@@ -5,8 +5,41 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::decision::Statistic;
 use crate::error::{Error, Result};
+pub use crate::glob::Glob;
+
+/// Which statistic of a round's per-iteration times is compared.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Statistic {
+    /// The median (Criterion's own estimate and interval).
+    Median,
+    /// A quantile of the per-iteration sample times, 0 being the minimum. Interference on a
+    /// shared machine only adds time, so low quantiles are often far steadier than the median.
+    Quantile(f64),
+}
+
+impl Statistic {
+    /// `median`, `min`, or `pNN` (0 < NN < 100).
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "median" => Some(Statistic::Median),
+            "min" => Some(Statistic::Quantile(0.0)),
+            _ => {
+                let percent: f64 = text.strip_prefix('p')?.parse().ok()?;
+                (percent > 0.0 && percent < 100.0).then_some(Statistic::Quantile(percent / 100.0))
+            }
+        }
+    }
+
+    /// The name used in reports and `benchgate.toml`.
+    pub fn name(self) -> String {
+        match self {
+            Statistic::Median => "median".to_owned(),
+            Statistic::Quantile(0.0) => "min".to_owned(),
+            Statistic::Quantile(q) => format!("p{}", (q * 100_000.0).round() / 1000.0),
+        }
+    }
+}
 
 /// Default latency limit: +15% time.
 pub const DEFAULT_LATENCY_INCREASE: f64 = 0.15;
@@ -54,45 +87,6 @@ struct OverrideSection {
     benchmarks: String,
     latency_increase: Option<String>,
     throughput_drop: Option<String>,
-}
-
-/// A `*`/`?` wildcard pattern over benchmark ids (`*` also spans `/`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Glob(Vec<char>);
-
-impl Glob {
-    /// Any text is a valid pattern.
-    pub fn new(pattern: &str) -> Self {
-        Self(pattern.chars().collect())
-    }
-
-    /// Whether `text` matches the whole pattern.
-    pub fn matches(&self, text: &str) -> bool {
-        let text: Vec<char> = text.chars().collect();
-        let (mut p, mut t) = (0, 0);
-        let mut backtrack: Option<(usize, usize)> = None;
-        while t < text.len() {
-            match self.0.get(p) {
-                Some('*') => {
-                    backtrack = Some((p, t));
-                    p += 1;
-                }
-                Some(&c) if c == '?' || c == text[t] => {
-                    p += 1;
-                    t += 1;
-                }
-                _ => match backtrack {
-                    Some((star, matched)) => {
-                        p = star + 1;
-                        t = matched + 1;
-                        backtrack = Some((star, matched + 1));
-                    }
-                    None => return false,
-                },
-            }
-        }
-        self.0[p..].iter().all(|&c| c == '*')
-    }
 }
 
 /// Limits for benchmarks whose id matches a pattern; unset limits keep the defaults.

@@ -235,7 +235,7 @@ pub fn read_summary(path: &std::path::Path, text: &str) -> crate::Result<ReadSum
             ),
         ));
     }
-    let statistic = crate::decision::Statistic::parse(&summary.statistic).ok_or_else(|| {
+    let statistic = crate::policy::Statistic::parse(&summary.statistic).ok_or_else(|| {
         error(
             "statistic".into(),
             format!("{:?} is not median, min or pNN", summary.statistic),
@@ -720,8 +720,8 @@ fn comparison_sentence(decision: &Decision, context: &Context, policy: &Policy) 
         context.head,
         context.base,
         match policy.statistic {
-            crate::decision::Statistic::Median => "median".to_owned(),
-            crate::decision::Statistic::Quantile(0.0) => "minimum".to_owned(),
+            crate::policy::Statistic::Median => "median".to_owned(),
+            crate::policy::Statistic::Quantile(0.0) => "minimum".to_owned(),
             other => format!("{} quantile of the", other.name()),
         },
         policy.confidence * 100.0,

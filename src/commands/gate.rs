@@ -9,7 +9,8 @@ use anyhow::Context as _;
 use benchgate_collector::{
     CommitSha, Measurement, RepositoryName, RunId, RunKind, RunSummary, Store, StoredStatistic,
 };
-use benchgate_gate::decision::{Input, Mode, Statistic, evaluate, round_statistic};
+use benchgate_gate::decision::{Input, Mode, evaluate, round_statistic};
+use benchgate_gate::policy::Statistic;
 use benchgate_gate::report::Context;
 
 use super::StoreArgs;

@@ -17,9 +17,8 @@ use benchgate_collector::cargo_criterion::read_messages;
 use benchgate_collector::criterion::read_tree;
 use benchgate_collector::{Estimate, Measurement, Samples};
 use benchgate_gate::Policy;
-use benchgate_gate::decision::{
-    Input, Metric, Mode, Statistic, Verdict, evaluate, round_statistic,
-};
+use benchgate_gate::decision::{Input, Metric, Mode, Verdict, evaluate, round_statistic};
+use benchgate_gate::policy::Statistic;
 
 const ROUNDS: usize = 3;
 const HISTORY: usize = 10;
