@@ -1,0 +1,132 @@
+//! Runs over HTTP: `POST /api/v1/runs` stores one (idempotently); `GET .../runs` lists a
+//! repository's, `GET .../runs/{id}` returns one whole.
+
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path as UrlPath, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::IntoResponse;
+use benchgate_collector::wire::{RunDocument, epoch_ms};
+use benchgate_collector::{Error as StoreError, IngestOutcome, RepositoryName, RunId};
+use serde_json::{Value, json};
+
+use super::AppState;
+use super::auth::{authorize, body, decoded_body};
+use super::error::{ApiError, ApiResult};
+
+/// `POST /api/v1/runs`: 201 stored, 200 already stored, 409 a different run under its key.
+/// The token is checked before the body is decoded.
+pub async fn create_run(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    raw: Result<Bytes, BytesRejection>,
+) -> ApiResult {
+    let repository = authorize(&state, &headers).await?;
+    let limit = state.config.body_limit;
+    let text = decoded_body(&headers, &body(raw, limit)?, limit)?;
+    let document = RunDocument::from_json(&text)
+        .map_err(|e| ApiError::unprocessable(e.message).at("field", e.field))?;
+    if document.repository != repository.as_str() {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            format!("the token is for {repository}, not {}", document.repository),
+        )
+        .at("field", "repository"));
+    }
+    let run = document
+        .into_run()
+        .map_err(|e| ApiError::unprocessable(e.message).at("field", e.field))?;
+    match state.store.ingest(&run, false).await {
+        Ok(IngestOutcome::Created(id)) => Ok((
+            StatusCode::CREATED,
+            axum::Json(json!({ "id": id.get(), "status": "created" })),
+        )
+            .into_response()),
+        Ok(IngestOutcome::Unchanged(id) | IngestOutcome::Replaced { id, .. }) => Ok((
+            StatusCode::OK,
+            axum::Json(json!({ "id": id.get(), "status": "unchanged" })),
+        )
+            .into_response()),
+        Err(StoreError::RunConflict { existing, .. }) => Err(ApiError::new(
+            StatusCode::CONFLICT,
+            format!(
+                "run {existing} is stored under the same key (repository, commit, fingerprint, kind, attempt) with different results; upload it as a new attempt"
+            ),
+        )
+        .at("field", "attempt")
+        .with("existing", json!(existing))),
+        Err(e) => Err(ApiError::internal("storing the run", e)),
+    }
+}
+
+/// The repository named by the URL's `{owner}/{repo}`.
+pub fn repository_of(owner: &str, repo: &str) -> Result<RepositoryName, ApiError> {
+    RepositoryName::parse(&format!("{owner}/{repo}"))
+        .map_err(|e| ApiError::unprocessable(e.to_string()).at("path", "owner/repo"))
+}
+
+fn run_json(run: &benchgate_collector::RunSummary) -> Value {
+    let mut value = crate::render::summary_json(run);
+    value["recorded_at_ms"] = json!(epoch_ms(run.recorded_at));
+    value
+}
+
+/// `GET .../runs`: the repository's runs, oldest first.
+pub async fn list_runs(
+    State(state): State<AppState>,
+    UrlPath((owner, repo)): UrlPath<(String, String)>,
+) -> ApiResult {
+    let repository = repository_of(&owner, &repo)?;
+    let runs = state
+        .store
+        .list_runs()
+        .await
+        .map_err(|e| ApiError::internal("listing runs", e))?;
+    Ok(axum::Json(
+        runs.iter()
+            .filter(|r| r.meta.repository == repository)
+            .map(run_json)
+            .collect::<Vec<_>>(),
+    )
+    .into_response())
+}
+
+/// Run `id` of `repository`; a 404 naming `field` when there is no such run there.
+pub async fn load_run(
+    state: &AppState,
+    repository: &RepositoryName,
+    id: &str,
+    field: &str,
+) -> Result<benchgate_collector::StoredRun, ApiError> {
+    let not_found = || {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            format!("{repository} has no run {id}"),
+        )
+        .at("field", field)
+    };
+    let id = RunId::parse(id).map_err(|_| not_found())?;
+    match state.store.get_run(id).await {
+        Ok(run) if &run.summary.meta.repository == repository => Ok(run),
+        Ok(_) | Err(StoreError::RunNotFound(_)) => Err(not_found()),
+        Err(e) => Err(ApiError::internal("reading a run", e)),
+    }
+}
+
+/// `GET .../runs/{id}`: the run document, samples and all, with its id.
+pub async fn get_run(
+    State(state): State<AppState>,
+    UrlPath((owner, repo, id)): UrlPath<(String, String, String)>,
+) -> ApiResult {
+    let repository = repository_of(&owner, &repo)?;
+    let run = load_run(&state, &repository, &id, "id").await?;
+    let new_run = benchgate_collector::NewRun {
+        meta: run.summary.meta.clone(),
+        profile: run.profile,
+        recorded_at: run.summary.recorded_at,
+        measurements: run.measurements,
+    };
+    let mut value = serde_json::to_value(RunDocument::from_run(&new_run)).unwrap_or(Value::Null);
+    value["id"] = json!(run.summary.id.get());
+    Ok(axum::Json(value).into_response())
+}

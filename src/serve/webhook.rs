@@ -1,0 +1,145 @@
+//! GitHub webhooks: `POST /github/webhook` is verified (HMAC-SHA256 over the raw body),
+//! stored once per delivery id and answered at once; the worker does the work afterwards.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::extract::rejection::BytesRejection;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::IntoResponse;
+use benchgate_collector::Store;
+use hmac::{KeyInit, Mac};
+use serde_json::json;
+use sha2::Sha256;
+use tokio::sync::Notify;
+
+use super::auth::body;
+use super::error::{ApiError, ApiResult};
+use super::{AppState, WEBHOOK_LIMIT};
+use crate::github::GitHubArgs;
+use crate::github::overrides::{self, Outcome};
+
+/// Checks `X-Hub-Signature-256` over the raw body, in constant time.
+pub fn signature_ok(secret: &[u8], body: &[u8], header: &str) -> bool {
+    let Some(hex) = header.strip_prefix("sha256=") else {
+        return false;
+    };
+    let Some(expected) = decode_hex(hex) else {
+        return false;
+    };
+    let Ok(mut mac) = hmac::Hmac::<Sha256>::new_from_slice(secret) else {
+        return false;
+    };
+    mac.update(body);
+    mac.verify_slice(&expected).is_ok()
+}
+
+fn decode_hex(hex: &str) -> Option<Vec<u8>> {
+    if !hex.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// `POST /github/webhook`: verified, stored, answered at once; the work happens in the worker.
+pub async fn receive_webhook(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    raw: Result<Bytes, BytesRejection>,
+) -> ApiResult {
+    let Some(secret) = &state.config.webhook_secret else {
+        return Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "no webhook secret is configured (BENCHGATE_WEBHOOK_SECRET)",
+        ));
+    };
+    let body = body(raw, WEBHOOK_LIMIT)?;
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let unauthorized = |message: &str| {
+        ApiError::new(StatusCode::UNAUTHORIZED, message).at("header", "x-hub-signature-256")
+    };
+    let Some(signature) = header("x-hub-signature-256") else {
+        return Err(unauthorized("missing signature"));
+    };
+    if !signature_ok(secret, &body, signature) {
+        return Err(unauthorized(
+            "the signature does not match the body and the configured secret",
+        ));
+    }
+    let Some(delivery) = header("x-github-delivery").filter(|d| !d.is_empty() && d.len() <= 100)
+    else {
+        return Err(
+            ApiError::new(StatusCode::BAD_REQUEST, "missing delivery id")
+                .at("header", "x-github-delivery"),
+        );
+    };
+    let Some(event) = header("x-github-event").filter(|e| !e.is_empty() && e.len() <= 100) else {
+        return Err(ApiError::new(StatusCode::BAD_REQUEST, "missing event name")
+            .at("header", "x-github-event"));
+    };
+    let fresh = state
+        .store
+        .record_delivery(delivery, event, &body)
+        .await
+        .map_err(|e| ApiError::internal("recording the delivery", e))?;
+    if fresh {
+        state.work.notify_one();
+        Ok((
+            StatusCode::ACCEPTED,
+            axum::Json(json!({ "status": "queued", "delivery": delivery })),
+        )
+            .into_response())
+    } else {
+        Ok(axum::Json(json!({ "status": "duplicate", "delivery": delivery })).into_response())
+    }
+}
+
+/// Works through pending deliveries, oldest first, whenever woken (and once at start, so a
+/// restart finishes what an earlier process had accepted).
+pub async fn worker(store: Store, github: GitHubArgs, work: Arc<Notify>) {
+    loop {
+        match store.pending_deliveries().await {
+            Ok(pending) => {
+                for (delivery, event, payload) in pending {
+                    let (ok, outcome) = process(&store, &github, &delivery, &event, &payload).await;
+                    eprintln!("benchgate serve: delivery {delivery} ({event}): {outcome}");
+                    if let Err(e) = store.finish_delivery(&delivery, ok, &outcome).await {
+                        eprintln!("benchgate serve: delivery {delivery}: cannot record: {e}");
+                    }
+                }
+            }
+            Err(e) => eprintln!("benchgate serve: cannot read pending deliveries: {e}"),
+        }
+        work.notified().await;
+    }
+}
+
+/// One delivery's work: whether it is done, and what happened, for the log and the store.
+async fn process(
+    store: &Store,
+    github: &GitHubArgs,
+    delivery: &str,
+    event: &str,
+    payload: &[u8],
+) -> (bool, String) {
+    if event != "issue_comment" {
+        return (
+            true,
+            format!("ignored: benchgate acts on issue_comment, not {event}"),
+        );
+    }
+    let Ok(text) = std::str::from_utf8(payload) else {
+        return (false, "the payload is not UTF-8".into());
+    };
+    let source = format!("delivery {delivery}");
+    match overrides::handle_event(text, &source, None, github, store).await {
+        Ok(Outcome::Ignored(why)) => (true, format!("ignored: {why}")),
+        Ok(Outcome::Refused(why)) => (true, format!("refused: {why}")),
+        Ok(Outcome::Overridden { head_sha }) => (true, format!("overridden at {head_sha}")),
+        Err(e) => (false, format!("{e:#}")),
+    }
+}
