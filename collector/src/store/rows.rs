@@ -1,0 +1,359 @@
+//! How runs are laid out in SQLite: the SQL shared by the store's queries, the row codecs
+//! (rows to domain values and back), the content hash that makes ingest idempotent, and the
+//! packed encodings of samples and statistics.
+
+use super::*;
+/// The columns and joins every run query starts with; `run_summary_from_row` reads them.
+macro_rules! run_summary_select {
+    () => {
+        "SELECT r.id, repo.name AS repository, r.commit_sha, r.branch, r.kind, r.pr_number, \
+         r.attempt, f.hash AS fingerprint, r.recorded_at_ms, r.n_benchmarks"
+    };
+}
+
+/// The joins from a run to its repository and fingerprint.
+macro_rules! run_joins {
+    () => {
+        " FROM runs r JOIN repositories repo ON repo.id = r.repository_id \
+         JOIN fingerprints f ON f.id = r.fingerprint_id"
+    };
+}
+
+pub(super) const RUN_SUMMARY_SELECT_ALL: &str =
+    concat!(run_summary_select!(), run_joins!(), " ORDER BY r.id");
+
+pub(super) const RUN_SUMMARY_SELECT_ON_FINGERPRINT: &str = concat!(
+    run_summary_select!(),
+    run_joins!(),
+    " WHERE repo.name = $1 AND f.hash = $2 ORDER BY r.id"
+);
+
+pub(super) const BENCHMARK_SERIES_SELECT: &str = concat!(
+    run_summary_select!(),
+    ", m.median_point, m.median_lower, m.median_upper, m.min_point",
+    run_joins!(),
+    " JOIN measurements m ON m.run_id = r.id JOIN benchmarks b ON b.id = m.benchmark_id \
+     WHERE repo.name = $1 AND f.hash = $2 AND b.name = $3 ORDER BY r.id"
+);
+
+pub(super) const RUN_SUMMARY_SELECT_ONE: &str =
+    concat!(run_summary_select!(), run_joins!(), " WHERE r.id = $1");
+
+pub(super) const RUN_SELECT_ONE: &str = concat!(
+    run_summary_select!(),
+    ", f.cpu_arch, f.cpu_vendor, f.cpu_brand, f.physical_cores, f.logical_cores, f.memory_gib, \
+     f.cpu_features, f.os_name, f.os_major_version, f.runner_image, f.runner_image_version, \
+     f.rustc_version, f.host_triple, r.hostname, r.cpu_frequency_mhz, r.kernel_version, r.os_version",
+    run_joins!(),
+    " WHERE r.id = $1"
+);
+
+/// `sql` followed by the ids of `runs` as bound parameters and a closing parenthesis: for the
+/// `... WHERE x IN (` queries over a chunk of runs.
+pub(super) fn in_runs(sql: impl Into<String>, runs: &[RunId]) -> QueryBuilder<Sqlite> {
+    let mut query = QueryBuilder::<Sqlite>::new(sql);
+    let mut ids = query.separated(", ");
+    for id in runs {
+        ids.push_bind(id.get());
+    }
+    query.push(")");
+    query
+}
+
+/// A measurement ready to bind, with its integer columns converted once.
+pub(super) struct MeasurementRow<'a> {
+    pub(super) measurement: &'a Measurement,
+    pub(super) benchmark_id: i64,
+    pub(super) throughput_kind: Option<&'static str>,
+    pub(super) throughput_amount: Option<i64>,
+    pub(super) throughput_bytes: Option<i64>,
+    pub(super) n_samples: i64,
+    pub(super) min_point: f64,
+}
+
+impl<'a> MeasurementRow<'a> {
+    pub(super) fn new(
+        measurement: &'a Measurement,
+        benchmark_ids: &HashMap<String, i64>,
+    ) -> Result<Self> {
+        let benchmark_id =
+            *benchmark_ids
+                .get(measurement.id.as_str())
+                .ok_or_else(|| Error::CorruptRow {
+                    table: "benchmarks",
+                    reason: format!("benchmark {:?} was not stored", measurement.id.as_str()),
+                })?;
+        let throughput = measurement.throughput;
+        Ok(Self {
+            measurement,
+            benchmark_id,
+            throughput_kind: throughput.map(|t| t.kind()),
+            throughput_amount: throughput.map(|t| to_i64(t.amount())).transpose()?,
+            throughput_bytes: throughput
+                .and_then(|t| t.secondary_bytes())
+                .map(to_i64)
+                .transpose()?,
+            n_samples: to_i64(measurement.samples.len() as u64)?,
+            // The best sample: the fastest, or for a higher-is-better custom metric the highest.
+            min_point: match &measurement.custom {
+                Some(c) if c.direction == Direction::HigherIsBetter => measurement
+                    .samples
+                    .per_iteration()
+                    .fold(f64::NEG_INFINITY, f64::max),
+                _ => measurement
+                    .samples
+                    .per_iteration()
+                    .fold(f64::INFINITY, f64::min),
+            },
+        })
+    }
+}
+
+pub(super) fn run_summary_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<RunSummary> {
+    let corrupt = |reason: String| Error::CorruptRow {
+        table: "runs",
+        reason,
+    };
+    let get_error = |e: sqlx::Error| corrupt(e.to_string());
+    let kind: String = row.try_get("kind").map_err(get_error)?;
+    let pr_number: Option<i64> = row.try_get("pr_number").map_err(get_error)?;
+    let attempt: i64 = row.try_get("attempt").map_err(get_error)?;
+    let n_benchmarks: i64 = row.try_get("n_benchmarks").map_err(get_error)?;
+    let recorded_at_ms: i64 = row.try_get("recorded_at_ms").map_err(get_error)?;
+    Ok(RunSummary {
+        id: RunId::from_row(row.try_get("id").map_err(get_error)?),
+        meta: RunMeta {
+            repository: RepositoryName::parse(
+                &row.try_get::<String, _>("repository").map_err(get_error)?,
+            )?,
+            commit: CommitSha::parse(&row.try_get::<String, _>("commit_sha").map_err(get_error)?)?,
+            branch: row.try_get("branch").map_err(get_error)?,
+            kind: RunKind::from_str(&kind)?,
+            pr_number: pr_number
+                .map(|n| u64::try_from(n).map_err(|_| corrupt(format!("pr_number {n}"))))
+                .transpose()?,
+            attempt: u32::try_from(attempt).map_err(|_| corrupt(format!("attempt {attempt}")))?,
+        },
+        fingerprint: Fingerprint::parse(
+            &row.try_get::<String, _>("fingerprint").map_err(get_error)?,
+        )?,
+        recorded_at: UNIX_EPOCH + Duration::from_millis(u64::try_from(recorded_at_ms).unwrap_or(0)),
+        n_benchmarks: usize::try_from(n_benchmarks)
+            .map_err(|_| corrupt(format!("n_benchmarks {n_benchmarks}")))?,
+    })
+}
+
+pub(super) fn profile_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<HardwareProfile> {
+    let get_error = |e: sqlx::Error| Error::CorruptRow {
+        table: "fingerprints",
+        reason: e.to_string(),
+    };
+    let count = |name: &str| -> Result<i64> { row.try_get::<i64, _>(name).map_err(get_error) };
+    let features: String = row.try_get("cpu_features").map_err(get_error)?;
+    Ok(HardwareProfile {
+        cpu_arch: row.try_get("cpu_arch").map_err(get_error)?,
+        cpu_vendor: row.try_get("cpu_vendor").map_err(get_error)?,
+        cpu_brand: row.try_get("cpu_brand").map_err(get_error)?,
+        physical_cores: u32::try_from(count("physical_cores")?).unwrap_or(0),
+        logical_cores: u32::try_from(count("logical_cores")?).unwrap_or(0),
+        memory_gib: u64::try_from(count("memory_gib")?).unwrap_or(0),
+        cpu_features: features
+            .split(',')
+            .filter(|f| !f.is_empty())
+            .map(str::to_owned)
+            .collect(),
+        os_name: row.try_get("os_name").map_err(get_error)?,
+        os_major_version: row.try_get("os_major_version").map_err(get_error)?,
+        runner_image: row.try_get("runner_image").map_err(get_error)?,
+        runner_image_version: row.try_get("runner_image_version").map_err(get_error)?,
+        rustc_version: row.try_get("rustc_version").map_err(get_error)?,
+        host_triple: row.try_get("host_triple").map_err(get_error)?,
+        hostname: row.try_get("hostname").map_err(get_error)?,
+        cpu_frequency_mhz: row
+            .try_get::<Option<i64>, _>("cpu_frequency_mhz")
+            .map_err(get_error)?
+            .and_then(|mhz| u64::try_from(mhz).ok()),
+        kernel_version: row.try_get("kernel_version").map_err(get_error)?,
+        os_version: row.try_get("os_version").map_err(get_error)?,
+    })
+}
+
+/// The columns `measurement_from_row` reads, in its positional order.
+pub(super) const MEASUREMENT_COLUMNS: &str = "b.name, m.throughput_kind, m.throughput_amount, m.throughput_bytes, \
+     m.mean_point, m.mean_lower, m.mean_upper, m.median_point, m.median_lower, m.median_upper, \
+     m.confidence_level, m.sampling_mode, m.sample_iters, m.sample_times, m.unit, m.direction";
+
+/// A row of [`MEASUREMENT_COLUMNS`], read by position and borrowing its text and blobs.
+pub(super) fn measurement_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<Measurement> {
+    let corrupt = |reason: String| Error::CorruptRow {
+        table: "measurements",
+        reason,
+    };
+    let get_error = |e: sqlx::Error| corrupt(e.to_string());
+    let name: &str = row.try_get(0).map_err(get_error)?;
+    let throughput_kind: Option<&str> = row.try_get(1).map_err(get_error)?;
+    let throughput = match throughput_kind {
+        None => None,
+        Some(kind) => {
+            let amount: i64 = row.try_get(2).map_err(get_error)?;
+            let bytes: Option<i64> = row.try_get(3).map_err(get_error)?;
+            let amount = u64::try_from(amount)
+                .map_err(|_| corrupt(format!("{name}: throughput_amount {amount}")))?;
+            let bytes = bytes.and_then(|b| u64::try_from(b).ok());
+            Some(
+                Throughput::from_parts(kind, amount, bytes)
+                    .ok_or_else(|| corrupt(format!("{name}: throughput kind {kind:?}")))?,
+            )
+        }
+    };
+    let confidence_level: f64 = row.try_get(10).map_err(get_error)?;
+    let estimate = |first: usize| -> Result<Estimate> {
+        Ok(Estimate {
+            point: row.try_get(first).map_err(get_error)?,
+            lower: row.try_get(first + 1).map_err(get_error)?,
+            upper: row.try_get(first + 2).map_err(get_error)?,
+            confidence_level,
+        })
+    };
+    let unit: Option<&str> = row.try_get(14).map_err(get_error)?;
+    let direction: Option<&str> = row.try_get(15).map_err(get_error)?;
+    let custom = match (unit, direction) {
+        (None, None) => None,
+        (Some(unit), Some(direction)) => Some(CustomMetric {
+            unit: unit.to_owned(),
+            direction: Direction::parse(direction)
+                .ok_or_else(|| corrupt(format!("{name}: direction {direction:?}")))?,
+        }),
+        _ => return Err(corrupt(format!("{name}: a unit without a direction"))),
+    };
+    let iters = decode_f64s(row.try_get::<&[u8], _>(12).map_err(get_error)?)
+        .ok_or_else(|| corrupt(format!("{name}: sample_iters is not an f64 array")))?;
+    let times = decode_f64s(row.try_get::<&[u8], _>(13).map_err(get_error)?)
+        .ok_or_else(|| corrupt(format!("{name}: sample_times is not an f64 array")))?;
+    Ok(Measurement {
+        id: BenchmarkId::parse(name)?,
+        throughput,
+        mean: estimate(4)?,
+        median: estimate(7)?,
+        sampling_mode: row.try_get(11).map_err(get_error)?,
+        samples: Samples::new(iters, times)
+            .map_err(|(field, reason)| corrupt(format!("{name}: {field} {reason}")))?,
+        custom,
+    })
+}
+
+/// The run's content: what the user supplied, less the time it was recorded. Two ingests of
+/// the same results hash the same; any other difference does not.
+pub(super) fn content_hash(run: &NewRun) -> String {
+    let mut hasher = Sha256::new();
+    let mut field = |bytes: &[u8]| {
+        hasher.update((bytes.len() as u64).to_le_bytes());
+        hasher.update(bytes);
+    };
+    field(run.meta.branch.as_deref().unwrap_or("").as_bytes());
+    field(&run.meta.pr_number.unwrap_or(0).to_le_bytes());
+    for m in &run.measurements {
+        field(m.id.as_str().as_bytes());
+        let throughput = m
+            .throughput
+            .map(|t| format!("{}:{}:{:?}", t.kind(), t.amount(), t.secondary_bytes()));
+        field(throughput.unwrap_or_default().as_bytes());
+        for estimate in [m.mean, m.median] {
+            for value in [
+                estimate.point,
+                estimate.lower,
+                estimate.upper,
+                estimate.confidence_level,
+            ] {
+                field(&value.to_bits().to_le_bytes());
+            }
+        }
+        field(m.sampling_mode.as_deref().unwrap_or("").as_bytes());
+        field(&encode_f64s(m.samples.iters()));
+        field(&encode_f64s(m.samples.times()));
+        // Only custom metrics add fields, so Criterion runs hash as they always did.
+        if let Some(custom) = &m.custom {
+            field(custom.unit.as_bytes());
+            field(custom.direction.as_str().as_bytes());
+        }
+    }
+    to_hex(&hasher.finalize())
+}
+
+/// `runs.statistics`: per measurement, benchmark id (i64), median and minimum (f64), little-endian.
+pub(super) fn encode_run_statistics(rows: &[MeasurementRow<'_>]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(rows.len() * 24);
+    for row in rows {
+        out.extend_from_slice(&row.benchmark_id.to_le_bytes());
+        out.extend_from_slice(&row.measurement.median.point.to_le_bytes());
+        out.extend_from_slice(&row.min_point.to_le_bytes());
+    }
+    out
+}
+
+pub(super) fn decode_run_statistics(bytes: &[u8]) -> Option<Vec<(i64, f64, f64)>> {
+    let entries = bytes.chunks_exact(24);
+    if !entries.remainder().is_empty() {
+        return None;
+    }
+    let word = |b: &[u8]| -> [u8; 8] {
+        let mut array = [0u8; 8];
+        array.copy_from_slice(b);
+        array
+    };
+    Some(
+        entries
+            .map(|e| {
+                (
+                    i64::from_le_bytes(word(&e[..8])),
+                    f64::from_le_bytes(word(&e[8..16])),
+                    f64::from_le_bytes(word(&e[16..])),
+                )
+            })
+            .collect(),
+    )
+}
+
+pub(super) fn encode_f64s(values: &[f64]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+pub(super) fn decode_f64s(bytes: &[u8]) -> Option<Vec<f64>> {
+    let chunks = bytes.chunks_exact(8);
+    if !chunks.remainder().is_empty() {
+        return None;
+    }
+    Some(
+        chunks
+            .map(|chunk| {
+                let mut array = [0u8; 8];
+                array.copy_from_slice(chunk);
+                f64::from_le_bytes(array)
+            })
+            .collect(),
+    )
+}
+
+pub(super) fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+pub(super) fn from_ms(ms: i64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0))
+}
+
+pub(super) fn to_i64(value: u64) -> Result<i64> {
+    i64::try_from(value).map_err(|_| Error::InvalidInput {
+        what: "integer",
+        value: value.to_string(),
+        reason: "too large to store (above 2^63 - 1)",
+    })
+}
+
+pub(super) fn epoch_ms(time: SystemTime) -> i64 {
+    time.duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}

@@ -1,0 +1,291 @@
+//! Runs: ingest (idempotent, whole or not at all, `replace` in one transaction), listing,
+//! the attempt counter, and reading a run back whole.
+
+use super::rows::*;
+use super::*;
+
+impl Store {
+    /// Stores a run in one transaction. The same run under the same key again stores nothing;
+    /// a different run under the same key is [`Error::RunConflict`] unless `replace`, which
+    /// swaps it atomically.
+    pub async fn ingest(&self, run: &NewRun, replace: bool) -> Result<IngestOutcome> {
+        let db = self.db_error();
+        let content_hash = content_hash(run);
+        let fingerprint = run.profile.fingerprint();
+        let meta = &run.meta;
+        let pr_number = meta.pr_number.map(to_i64).transpose()?;
+
+        // IMMEDIATE takes the write lock up front, so concurrent ingests queue instead of failing
+        // on a read-to-write upgrade.
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await.map_err(&db)?;
+
+        sqlx::query("INSERT INTO repositories (name) VALUES ($1) ON CONFLICT (name) DO NOTHING")
+            .bind(meta.repository.as_str())
+            .execute(&mut *tx)
+            .await
+            .map_err(&db)?;
+        let repository_id: i64 = sqlx::query_scalar("SELECT id FROM repositories WHERE name = $1")
+            .bind(meta.repository.as_str())
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(&db)?;
+
+        let profile = &run.profile;
+        sqlx::query(
+            "INSERT INTO fingerprints (hash, cpu_arch, cpu_vendor, cpu_brand, physical_cores, logical_cores, \
+             memory_gib, cpu_features, os_name, os_major_version, runner_image, runner_image_version, \
+             rustc_version, host_triple) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT (hash) DO NOTHING",
+        )
+        .bind(fingerprint.as_str())
+        .bind(&profile.cpu_arch)
+        .bind(&profile.cpu_vendor)
+        .bind(&profile.cpu_brand)
+        .bind(i64::from(profile.physical_cores))
+        .bind(i64::from(profile.logical_cores))
+        .bind(to_i64(profile.memory_gib)?)
+        .bind(profile.cpu_features.join(","))
+        .bind(&profile.os_name)
+        .bind(&profile.os_major_version)
+        .bind(&profile.runner_image)
+        .bind(&profile.runner_image_version)
+        .bind(&profile.rustc_version)
+        .bind(&profile.host_triple)
+        .execute(&mut *tx)
+        .await
+        .map_err(&db)?;
+        let fingerprint_id: i64 = sqlx::query_scalar("SELECT id FROM fingerprints WHERE hash = $1")
+            .bind(fingerprint.as_str())
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(&db)?;
+
+        let existing = sqlx::query(
+            "SELECT id, content_hash FROM runs WHERE repository_id = $1 AND commit_sha = $2 \
+             AND fingerprint_id = $3 AND kind = $4 AND attempt = $5",
+        )
+        .bind(repository_id)
+        .bind(meta.commit.as_str())
+        .bind(fingerprint_id)
+        .bind(meta.kind.as_str())
+        .bind(i64::from(meta.attempt))
+        .fetch_optional(&mut *tx)
+        .await
+        .map_err(&db)?;
+        let mut previous = None;
+        if let Some(row) = existing {
+            let existing_id: i64 = row.try_get("id").map_err(&db)?;
+            let existing_hash: String = row.try_get("content_hash").map_err(&db)?;
+            if existing_hash == content_hash {
+                tx.rollback().await.map_err(&db)?;
+                return Ok(IngestOutcome::Unchanged(RunId::from_row(existing_id)));
+            }
+            if !replace {
+                tx.rollback().await.map_err(&db)?;
+                return Err(Error::RunConflict {
+                    existing: existing_id,
+                    repository: meta.repository.to_string(),
+                    commit: meta.commit.to_string(),
+                    kind: meta.kind.to_string(),
+                    attempt: meta.attempt,
+                });
+            }
+            sqlx::query("DELETE FROM measurements WHERE run_id = $1")
+                .bind(existing_id)
+                .execute(&mut *tx)
+                .await
+                .map_err(&db)?;
+            sqlx::query("DELETE FROM runs WHERE id = $1")
+                .bind(existing_id)
+                .execute(&mut *tx)
+                .await
+                .map_err(&db)?;
+            previous = Some(RunId::from_row(existing_id));
+        }
+
+        let run_id: i64 = sqlx::query_scalar(
+            "INSERT INTO runs (repository_id, commit_sha, fingerprint_id, kind, attempt, branch, pr_number, \
+             recorded_at_ms, content_hash, n_benchmarks, hostname, cpu_frequency_mhz, kernel_version, os_version) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id",
+        )
+        .bind(repository_id)
+        .bind(meta.commit.as_str())
+        .bind(fingerprint_id)
+        .bind(meta.kind.as_str())
+        .bind(i64::from(meta.attempt))
+        .bind(&meta.branch)
+        .bind(pr_number)
+        .bind(epoch_ms(run.recorded_at))
+        .bind(&content_hash)
+        .bind(to_i64(run.measurements.len() as u64)?)
+        .bind(&profile.hostname)
+        .bind(profile.cpu_frequency_mhz.map(to_i64).transpose()?)
+        .bind(&profile.kernel_version)
+        .bind(&profile.os_version)
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(&db)?;
+
+        for chunk in run.measurements.chunks(BENCHMARK_ROWS_PER_INSERT) {
+            let mut insert =
+                QueryBuilder::<Sqlite>::new("INSERT INTO benchmarks (repository_id, name) ");
+            insert.push_values(chunk, |mut row, measurement| {
+                row.push_bind(repository_id)
+                    .push_bind(measurement.id.as_str());
+            });
+            insert.push(" ON CONFLICT (repository_id, name) DO NOTHING");
+            insert.build().execute(&mut *tx).await.map_err(&db)?;
+        }
+        let benchmark_ids: HashMap<String, i64> =
+            sqlx::query("SELECT id, name FROM benchmarks WHERE repository_id = $1")
+                .bind(repository_id)
+                .fetch_all(&mut *tx)
+                .await
+                .map_err(&db)?
+                .into_iter()
+                .map(|row| Ok((row.try_get("name")?, row.try_get("id")?)))
+                .collect::<std::result::Result<_, sqlx::Error>>()
+                .map_err(&db)?;
+
+        let rows = run
+            .measurements
+            .iter()
+            .map(|m| MeasurementRow::new(m, &benchmark_ids))
+            .collect::<Result<Vec<_>>>()?;
+        for chunk in rows.chunks(MEASUREMENT_ROWS_PER_INSERT) {
+            let mut insert = QueryBuilder::<Sqlite>::new(
+                "INSERT INTO measurements (run_id, benchmark_id, throughput_kind, throughput_amount, throughput_bytes, \
+                 mean_point, mean_lower, mean_upper, median_point, median_lower, median_upper, confidence_level, \
+                 sampling_mode, n_samples, sample_iters, sample_times, min_point, unit, direction) ",
+            );
+            insert.push_values(chunk, |mut row, m| {
+                row.push_bind(run_id)
+                    .push_bind(m.benchmark_id)
+                    .push_bind(m.throughput_kind)
+                    .push_bind(m.throughput_amount)
+                    .push_bind(m.throughput_bytes)
+                    .push_bind(m.measurement.mean.point)
+                    .push_bind(m.measurement.mean.lower)
+                    .push_bind(m.measurement.mean.upper)
+                    .push_bind(m.measurement.median.point)
+                    .push_bind(m.measurement.median.lower)
+                    .push_bind(m.measurement.median.upper)
+                    .push_bind(m.measurement.mean.confidence_level)
+                    .push_bind(m.measurement.sampling_mode.as_deref())
+                    .push_bind(m.n_samples)
+                    .push_bind(encode_f64s(m.measurement.samples.iters()))
+                    .push_bind(encode_f64s(m.measurement.samples.times()))
+                    .push_bind(m.min_point)
+                    .push_bind(m.measurement.custom.as_ref().map(|c| c.unit.as_str()))
+                    .push_bind(m.measurement.custom.as_ref().map(|c| c.direction.as_str()));
+            });
+            insert.build().execute(&mut *tx).await.map_err(&db)?;
+        }
+
+        sqlx::query("UPDATE runs SET statistics = $1 WHERE id = $2")
+            .bind(encode_run_statistics(&rows))
+            .bind(run_id)
+            .execute(&mut *tx)
+            .await
+            .map_err(&db)?;
+
+        tx.commit().await.map_err(&db)?;
+        let id = RunId::from_row(run_id);
+        Ok(match previous {
+            Some(previous) => IngestOutcome::Replaced { id, previous },
+            None => IngestOutcome::Created(id),
+        })
+    }
+
+    /// Every stored run, oldest first.
+    pub async fn list_runs(&self) -> Result<Vec<RunSummary>> {
+        let rows = sqlx::query(RUN_SUMMARY_SELECT_ALL)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(self.db_error())?;
+        rows.iter().map(run_summary_from_row).collect()
+    }
+
+    /// Every run of `repository` on the machine `fingerprint`, oldest first.
+    pub async fn runs_on_fingerprint(
+        &self,
+        repository: &RepositoryName,
+        fingerprint: &Fingerprint,
+    ) -> Result<Vec<RunSummary>> {
+        let rows = sqlx::query(RUN_SUMMARY_SELECT_ON_FINGERPRINT)
+            .bind(repository.as_str())
+            .bind(fingerprint.as_str())
+            .fetch_all(&self.pool)
+            .await
+            .map_err(self.db_error())?;
+        rows.iter().map(run_summary_from_row).collect()
+    }
+
+    /// The highest attempt stored under (repository, commit, fingerprint, kind), 0 if none.
+    pub async fn last_attempt(
+        &self,
+        repository: &RepositoryName,
+        commit: &CommitSha,
+        fingerprint: &Fingerprint,
+        kind: RunKind,
+    ) -> Result<u32> {
+        let attempt: Option<i64> = sqlx::query_scalar(
+            "SELECT MAX(r.attempt) FROM runs r JOIN repositories repo ON repo.id = r.repository_id \
+             JOIN fingerprints f ON f.id = r.fingerprint_id \
+             WHERE repo.name = $1 AND r.commit_sha = $2 AND f.hash = $3 AND r.kind = $4",
+        )
+        .bind(repository.as_str())
+        .bind(commit.as_str())
+        .bind(fingerprint.as_str())
+        .bind(kind.as_str())
+        .fetch_one(&self.pool)
+        .await
+        .map_err(self.db_error())?;
+        Ok(attempt.and_then(|a| u32::try_from(a).ok()).unwrap_or(0))
+    }
+
+    /// One run's summary, without its measurements.
+    pub async fn run_summary(&self, id: RunId) -> Result<RunSummary> {
+        let row = sqlx::query(RUN_SUMMARY_SELECT_ONE)
+            .bind(id.get())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(self.db_error())?
+            .ok_or(Error::RunNotFound(id.get()))?;
+        run_summary_from_row(&row)
+    }
+
+    /// One run with its machine and every measurement.
+    pub async fn get_run(&self, id: RunId) -> Result<StoredRun> {
+        let db = self.db_error();
+        let row = sqlx::query(RUN_SELECT_ONE)
+            .bind(id.get())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(&db)?
+            .ok_or(Error::RunNotFound(id.get()))?;
+        let summary = run_summary_from_row(&row)?;
+        let profile = profile_from_row(&row)?;
+        // Unordered: sorting 10,000 rows with their blobs costs SQLite more than sorting here.
+        let sql = format!(
+            "SELECT {MEASUREMENT_COLUMNS} FROM measurements m \
+             JOIN benchmarks b ON b.id = m.benchmark_id WHERE m.run_id = $1"
+        );
+        // Decoded as the rows stream in: the consumer then rarely waits on SQLite's worker
+        // thread, which saves a wake-up per row (a third of the load time of a large run).
+        let mut rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(id.get())
+            .fetch(&self.pool);
+        let mut measurements = Vec::with_capacity(summary.n_benchmarks);
+        while let Some(row) = rows.try_next().await.map_err(&db)? {
+            measurements.push(measurement_from_row(&row)?);
+        }
+        drop(rows);
+        measurements.sort_unstable_by(|a, b| a.id.cmp(&b.id));
+        Ok(StoredRun {
+            summary,
+            profile,
+            measurements,
+        })
+    }
+}
