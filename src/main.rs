@@ -6,12 +6,10 @@ mod commands;
 mod dashboard;
 mod environment;
 mod github;
-mod remote;
 mod render;
 mod serve;
+mod service_client;
 mod side_build;
-mod upload;
-mod web;
 
 use std::process::ExitCode;
 

@@ -16,7 +16,7 @@ use benchgate_gate::report::Context;
 use super::StoreArgs;
 use super::decide::{Outputs, ReportArgs, decide_and_publish, load_policy, report};
 use crate::environment;
-use crate::remote::Collector;
+use crate::service_client::reads::Collector;
 
 /// How far back the baseline may be: the base commit and this many ancestors.
 pub const ANCESTOR_LIMIT: usize = 20;

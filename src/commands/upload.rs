@@ -57,7 +57,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         }
         None => read_new_run(&run)?,
     };
-    let uploaded = crate::upload::upload(&collector, &token, &new_run).await?;
+    let uploaded = crate::service_client::upload::upload(&collector, &token, &new_run).await?;
     eprintln!(
         "benchgate: uploaded {} benchmarks of {}@{}: {} as run {} on {collector}",
         new_run.measurements.len(),

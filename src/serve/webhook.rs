@@ -106,10 +106,11 @@ pub async fn worker(store: Store, github: GitHubArgs, work: Arc<Notify>) {
             Ok(pending) => {
                 for (delivery, event, payload) in pending {
                     let (ok, outcome) = process(&store, &github, &delivery, &event, &payload).await;
-                    eprintln!("benchgate serve: delivery {delivery} ({event}): {outcome}");
+                    // Recorded first, then logged: the log line means the outcome is stored.
                     if let Err(e) = store.finish_delivery(&delivery, ok, &outcome).await {
                         eprintln!("benchgate serve: delivery {delivery}: cannot record: {e}");
                     }
+                    eprintln!("benchgate serve: delivery {delivery} ({event}): {outcome}");
                 }
             }
             Err(e) => eprintln!("benchgate serve: cannot read pending deliveries: {e}"),

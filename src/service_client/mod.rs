@@ -1,9 +1,13 @@
-//! The HTTP client `upload` and `gate --collector` share: hyper over rustls (or plain http),
-//! JSON answers, and one retry rule (lost connections, 5xx and 429, with backoff).
+//! The client of `benchgate serve`: one HTTP client (hyper over rustls, or plain http), JSON
+//! answers, and one retry policy ([`send`]: lost connections, 5xx and 429, with backoff), used
+//! by `upload` ([`upload`]) and by `gate --collector` ([`reads`]).
+
+pub mod reads;
+pub mod upload;
 
 use std::time::Duration;
 
-use anyhow::Context as _;
+use anyhow::{Context as _, bail};
 use http_body_util::BodyExt as _;
 use hyper::body::Incoming;
 use hyper_util::client::legacy::Client;
@@ -42,6 +46,50 @@ pub async fn json_of(response: hyper::Response<Incoming>) -> (hyper::StatusCode,
         .unwrap_or(Value::Null);
     (status, value)
 }
+
+/// Sends the request `make` builds, again after a pause while the connection is lost or the
+/// answer is a 5xx or a 429; returns a success's status and JSON body. `what` names the call
+/// in the log line of each retry and in the error (`upload to URL`, `GET URL`).
+pub async fn send<B>(
+    client: &HttpClient<B>,
+    what: &str,
+    make: impl Fn() -> anyhow::Result<hyper::Request<B>>,
+) -> anyhow::Result<(hyper::StatusCode, Value)>
+where
+    B: hyper::body::Body + Send + Unpin + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let mut attempt = 0;
+    loop {
+        let failure = match client.request(make()?).await {
+            Ok(response) => {
+                let (status, value) = json_of(response).await;
+                if status.is_success() {
+                    return Ok((status, value));
+                }
+                if !is_transient(status) {
+                    bail!(
+                        "{what}: HTTP {}: {}",
+                        status.as_u16(),
+                        service_error(&value)
+                    );
+                }
+                format!("HTTP {}", status.as_u16())
+            }
+            Err(e) => e.to_string(),
+        };
+        let Some(pause) = backoff(attempt) else {
+            bail!("{what}: {failure}; gave up after {} attempts", attempt + 1);
+        };
+        eprintln!("benchgate: {what}: {failure}; retrying in {pause:?}");
+        attempt += 1;
+        tokio::time::sleep(pause).await;
+    }
+}
+
+/// The user agent of every request.
+pub const USER_AGENT: &str = concat!("benchgate/", env!("CARGO_PKG_VERSION"));
 
 /// Whether an answer is worth trying again: a server error or a rate limit.
 pub fn is_transient(status: hyper::StatusCode) -> bool {

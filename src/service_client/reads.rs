@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, UNIX_EPOCH};
 
-use anyhow::{Context as _, bail};
+use anyhow::Context as _;
 use benchgate_collector::wire::RunDocument;
 use benchgate_collector::{
     CommitSha, Fingerprint, Measurement, RepositoryName, RunId, RunKind, RunMeta, RunSummary,
@@ -14,7 +14,7 @@ use http_body_util::Empty;
 use hyper::body::Bytes;
 use serde_json::Value;
 
-use crate::web::{self, HttpClient};
+use super::HttpClient;
 
 /// A collector service, for one repository.
 #[derive(Clone)]
@@ -30,7 +30,7 @@ impl Collector {
         Ok(Self {
             base: url.trim_end_matches('/').to_owned(),
             repository,
-            client: web::client()?,
+            client: super::client()?,
         })
     }
 
@@ -40,40 +40,13 @@ impl Collector {
         let uri: hyper::Uri = url
             .parse()
             .with_context(|| format!("--collector: {url} is not a URL"))?;
-        let mut attempt = 0;
-        loop {
-            let request = hyper::Request::get(uri.clone())
-                .header(
-                    "user-agent",
-                    concat!("benchgate/", env!("CARGO_PKG_VERSION")),
-                )
-                .body(Empty::new())?;
-            let failure = match self.client.request(request).await {
-                Ok(response) => {
-                    let (status, value) = web::json_of(response).await;
-                    if status.is_success() {
-                        return Ok(value);
-                    }
-                    if !web::is_transient(status) {
-                        bail!(
-                            "GET {url}: HTTP {}: {}",
-                            status.as_u16(),
-                            web::service_error(&value)
-                        );
-                    }
-                    format!("HTTP {}", status.as_u16())
-                }
-                Err(e) => e.to_string(),
-            };
-            let Some(pause) = web::backoff(attempt) else {
-                bail!(
-                    "GET {url}: {failure}; gave up after {} attempts",
-                    attempt + 1
-                );
-            };
-            attempt += 1;
-            tokio::time::sleep(pause).await;
-        }
+        let (_, value) = super::send(&self.client, &format!("GET {url}"), || {
+            Ok(hyper::Request::get(uri.clone())
+                .header("user-agent", super::USER_AGENT)
+                .body(Empty::new())?)
+        })
+        .await?;
+        Ok(value)
     }
 
     /// Every run of the repository.
