@@ -63,7 +63,7 @@ fn dashboard(c: &mut Criterion) {
                 recorded_at: UNIX_EPOCH + Duration::from_secs(1_700_000_000 + run as u64 * 86_400),
                 measurements,
             };
-            store.ingest(&new_run, false).await.unwrap();
+            store.ingest(&new_run).await.unwrap();
         }
         store.close().await;
     });

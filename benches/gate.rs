@@ -104,30 +104,24 @@ fn gate(c: &mut Criterion) {
         };
         for (i, commit) in commits[..=HISTORY].iter().enumerate() {
             store
-                .ingest(
-                    &run(
-                        "acme/rocket",
-                        commit.clone(),
-                        RunKind::Push,
-                        measurements(BENCHMARKS, i, 1.0),
-                    ),
-                    false,
-                )
+                .ingest(&run(
+                    "acme/rocket",
+                    commit.clone(),
+                    RunKind::Push,
+                    measurements(BENCHMARKS, i, 1.0),
+                ))
                 .await
                 .unwrap();
         }
         for i in 0..FILLER_RUNS {
             let sha = CommitSha::parse(&format!("{i:040x}")).unwrap();
             store
-                .ingest(
-                    &run(
-                        &format!("other/repo{}", i % 10),
-                        sha,
-                        RunKind::Push,
-                        measurements(100, i, 1.0),
-                    ),
-                    false,
-                )
+                .ingest(&run(
+                    &format!("other/repo{}", i % 10),
+                    sha,
+                    RunKind::Push,
+                    measurements(100, i, 1.0),
+                ))
                 .await
                 .unwrap();
         }
@@ -137,7 +131,7 @@ fn gate(c: &mut Criterion) {
             RunKind::Pr,
             measurements(BENCHMARKS, 99, 1.05),
         );
-        let id = store.ingest(&head, false).await.unwrap().run_id();
+        let id = store.ingest(&head).await.unwrap().run_id();
         assert_eq!(store.list_runs().await.unwrap().len(), 1000);
         store.close().await;
         id

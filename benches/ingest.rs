@@ -155,7 +155,7 @@ fn ingest(c: &mut Criterion) {
                 let store = runtime.block_on(Store::open(&db)).unwrap();
                 let start = Instant::now();
                 let run = new_run(&root, &profile);
-                let outcome = runtime.block_on(store.ingest(&run, false)).unwrap();
+                let outcome = runtime.block_on(store.ingest(&run)).unwrap();
                 total += start.elapsed();
                 std::hint::black_box(outcome);
                 runtime.block_on(store.close());

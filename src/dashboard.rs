@@ -17,8 +17,12 @@ type Gathering = (u64, BTreeMap<String, Vec<Point>>);
 pub async fn load(store: &Store, budgets: &[Budget]) -> anyhow::Result<Vec<Repository>> {
     let rows = store.trend_rows().await?;
     let components = store.fingerprint_components().await?;
-    let overridden: HashSet<(String, String)> =
-        store.overridden_commits().await?.into_iter().collect();
+    let overridden: HashSet<(String, String)> = store
+        .overridden_commits()
+        .await?
+        .into_iter()
+        .map(|commit| (commit.repository, commit.head_sha))
+        .collect();
     // repository → fingerprint → benchmark → points
     let mut tree: BTreeMap<String, HashMap<String, Gathering>> = BTreeMap::new();
     // (repository, benchmark) → a custom metric's unit

@@ -18,6 +18,6 @@ pub use domain::{
 pub use error::{Error, Result};
 pub use fingerprint::{Fingerprint, HardwareProfile, RunnerImage, RustcInfo};
 pub use store::{
-    ExportRow, GateOverride, IngestOutcome, NewRun, RunMeta, RunSummary, SeriesPoint, Store,
-    StoredRun, StoredStatistic, TrendRow,
+    Delivery, DeliveryState, ExportRow, GateOverride, IngestOutcome, NewRun, OverriddenCommit,
+    RunMeta, RunSummary, SeriesPoint, Store, StoredRun, StoredStatistic, TokenRecord, TrendRow,
 };

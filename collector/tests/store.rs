@@ -65,7 +65,7 @@ async fn a_run_comes_back_exactly_as_it_went_in() {
     let db = dir.path().join("nested/dir/benchgate.db");
     let store = Store::open(&db).await.unwrap();
     let run = new_run(merkle_forge());
-    let id = match store.ingest(&run, false).await.unwrap() {
+    let id = match store.ingest(&run).await.unwrap() {
         IngestOutcome::Created(id) => id,
         other => panic!("expected a new run, got {other:?}"),
     };
@@ -108,10 +108,10 @@ async fn ingesting_the_same_run_twice_stores_nothing_new() {
     let db = dir.path().join("benchgate.db");
     let store = Store::open(&db).await.unwrap();
     let run = new_run(merkle_forge());
-    let first = store.ingest(&run, false).await.unwrap();
+    let first = store.ingest(&run).await.unwrap();
     let mut later = run.clone();
     later.recorded_at += Duration::from_secs(60);
-    let second = store.ingest(&later, false).await.unwrap();
+    let second = store.ingest(&later).await.unwrap();
     assert_eq!(second, IngestOutcome::Unchanged(first.run_id()));
     store.close().await;
     assert_eq!(count(&db, "runs").await, 1);
@@ -125,12 +125,12 @@ async fn a_different_run_under_the_same_key_conflicts_unless_replaced() {
     let db = dir.path().join("benchgate.db");
     let store = Store::open(&db).await.unwrap();
     let run = new_run(merkle_forge());
-    let first = store.ingest(&run, false).await.unwrap().run_id();
+    let first = store.ingest(&run).await.unwrap().run_id();
 
     let mut different = run.clone();
     different.measurements.truncate(10);
     different.measurements[0].median.point *= 1.2;
-    let error = store.ingest(&different, false).await.unwrap_err();
+    let error = store.ingest(&different).await.unwrap_err();
     assert!(
         matches!(error, Error::RunConflict { existing, .. } if existing == first.get()),
         "{error}"
@@ -142,7 +142,7 @@ async fn a_different_run_under_the_same_key_conflicts_unless_replaced() {
         "untouched by the conflict"
     );
 
-    let outcome = store.ingest(&different, true).await.unwrap();
+    let outcome = store.replace(&different).await.unwrap();
     let IngestOutcome::Replaced { id, previous } = outcome else {
         panic!("expected a replacement, got {outcome:?}")
     };
@@ -160,7 +160,7 @@ async fn a_different_run_under_the_same_key_conflicts_unless_replaced() {
     let mut second_attempt = run.clone();
     second_attempt.meta.attempt = 2;
     assert!(matches!(
-        store.ingest(&second_attempt, false).await.unwrap(),
+        store.ingest(&second_attempt).await.unwrap(),
         IngestOutcome::Created(_)
     ));
     store.close().await;
@@ -177,7 +177,7 @@ async fn a_failure_midway_leaves_no_half_written_run() {
     // The last measurement cannot be stored (an amount beyond SQLite's integers), so the run
     // row and the 29 measurements before it must roll back too.
     run.measurements.last_mut().unwrap().throughput = Some(Throughput::Bytes(u64::MAX));
-    let error = store.ingest(&run, false).await.unwrap_err();
+    let error = store.ingest(&run).await.unwrap_err();
     assert!(error.to_string().contains("too large"), "{error}");
     assert!(store.list_runs().await.unwrap().is_empty());
     store.close().await;
@@ -190,13 +190,13 @@ async fn runs_of_several_repositories_and_trees_keep_their_own_benchmarks() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("benchgate.db")).await.unwrap();
     let merkle = store
-        .ingest(&new_run(merkle_forge()), false)
+        .ingest(&new_run(merkle_forge()))
         .await
         .unwrap()
         .run_id();
     let mut louds = new_run(read_tree(&corpus("laysakura__louds-rs/criterion"), "new").unwrap());
     louds.meta.repository = RepositoryName::parse("laysakura/louds-rs").unwrap();
-    let louds_id = store.ingest(&louds, false).await.unwrap().run_id();
+    let louds_id = store.ingest(&louds).await.unwrap().run_id();
     assert_ne!(merkle, louds_id);
     let stored = store.get_run(louds_id).await.unwrap();
     assert_eq!(stored.measurements.len(), 30);
@@ -217,7 +217,7 @@ async fn the_minimum_and_median_are_kept_as_columns_for_history() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("benchgate.db")).await.unwrap();
     let run = new_run(merkle_forge());
-    let id = store.ingest(&run, false).await.unwrap().run_id();
+    let id = store.ingest(&run).await.unwrap().run_id();
     let minimums = store
         .statistic_series(&[id], StoredStatistic::Min)
         .await
@@ -265,7 +265,7 @@ async fn statistic_series_follow_the_order_of_the_runs_given() {
         for m in &mut run.measurements {
             m.median.point *= factor;
         }
-        ids.push(store.ingest(&run, false).await.unwrap().run_id());
+        ids.push(store.ingest(&run).await.unwrap().run_id());
     }
     let reversed: Vec<_> = ids.iter().rev().copied().collect();
     let series = store

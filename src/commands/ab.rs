@@ -462,7 +462,7 @@ async fn run_rounds(
                 measurements,
             };
             store
-                .ingest(&run, false)
+                .ingest(&run)
                 .await
                 .with_context(|| format!("{what}: storing the run"))?;
             rounds[index].push(run.measurements);

@@ -154,7 +154,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     let mut created = 0;
     let mut outcome = Ok(());
     for run in &runs {
-        match store.ingest(run, false).await {
+        match store.ingest(run).await {
             Ok(IngestOutcome::Created(_)) => created += 1,
             Ok(_) => {}
             Err(e) => {

@@ -140,7 +140,11 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     // Everything is read and checked before the store is opened: bad input leaves it untouched.
     let run = read_new_run(&args)?;
     let store = Store::open(&args.store.db).await?;
-    let outcome = store.ingest(&run, args.replace).await;
+    let outcome = if args.replace {
+        store.replace(&run).await
+    } else {
+        store.ingest(&run).await
+    };
     store.close().await;
     let outcome = outcome?;
     let what = match outcome {

@@ -65,11 +65,13 @@ pub async fn run(command: TokenCommand) -> anyhow::Result<u8> {
             let store = store.open_existing().await?;
             let tokens = store.list_tokens().await;
             store.close().await;
-            for (id, repository, created, revoked) in tokens? {
+            for token in tokens? {
                 println!(
-                    "{id}\t{repository}\tcreated {}\t{}",
-                    humantime::format_rfc3339_seconds(created),
-                    revoked.map_or("live".to_owned(), |t| format!(
+                    "{}\t{}\tcreated {}\t{}",
+                    token.id,
+                    token.repository,
+                    humantime::format_rfc3339_seconds(token.created_at),
+                    token.revoked_at.map_or("live".to_owned(), |t| format!(
                         "revoked {}",
                         humantime::format_rfc3339_seconds(t)
                     ))

@@ -36,7 +36,7 @@ pub async fn create_run(
     let run = document
         .into_run()
         .map_err(|e| ApiError::unprocessable(e.message).at("field", e.field))?;
-    match state.store.ingest(&run, false).await {
+    match state.store.ingest(&run).await {
         Ok(IngestOutcome::Created(id)) => Ok((
             StatusCode::CREATED,
             axum::Json(json!({ "id": id.get(), "status": "created" })),

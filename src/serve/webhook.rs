@@ -104,7 +104,12 @@ pub async fn worker(store: Store, github: GitHubArgs, work: Arc<Notify>) {
     loop {
         match store.pending_deliveries().await {
             Ok(pending) => {
-                for (delivery, event, payload) in pending {
+                for benchgate_collector::Delivery {
+                    id: delivery,
+                    event,
+                    payload,
+                } in pending
+                {
                     let (ok, outcome) = process(&store, &github, &delivery, &event, &payload).await;
                     // Recorded first, then logged: the log line means the outcome is stored.
                     if let Err(e) = store.finish_delivery(&delivery, ok, &outcome).await {

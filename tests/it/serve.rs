@@ -554,5 +554,10 @@ fn a_delivery_accepted_before_a_restart_is_worked_on_after_it() {
         store.close().await;
         state
     });
-    assert_eq!(state.unwrap().0, "done");
+    let state = state.unwrap();
+    assert_eq!(state.state, "done");
+    assert_eq!(
+        state.outcome.as_deref(),
+        Some("overridden at 2222222222222222222222222222222222222222")
+    );
 }

@@ -235,6 +235,48 @@ pub struct StoredRun {
     pub measurements: Vec<Measurement>,
 }
 
+/// An upload token as `token list` shows it (never the token: only its hash is stored).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenRecord {
+    /// The token's id, for `token revoke`.
+    pub id: i64,
+    /// The repository it may upload to.
+    pub repository: String,
+    /// When it was created.
+    pub created_at: SystemTime,
+    /// When it was revoked, if it was.
+    pub revoked_at: Option<SystemTime>,
+}
+
+/// A GitHub webhook delivery waiting for the worker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delivery {
+    /// GitHub's delivery id (`X-GitHub-Delivery`).
+    pub id: String,
+    /// The event name (`X-GitHub-Event`).
+    pub event: String,
+    /// The raw body, as verified.
+    pub payload: Vec<u8>,
+}
+
+/// Where a delivery stands: `pending`, `done` or `failed`, and what happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeliveryState {
+    /// `pending`, `done` or `failed`.
+    pub state: String,
+    /// The worker's outcome, once worked on.
+    pub outcome: Option<String>,
+}
+
+/// A head commit a maintainer overrode the gate on.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct OverriddenCommit {
+    /// The repository, OWNER/NAME.
+    pub repository: String,
+    /// The overridden head commit.
+    pub head_sha: String,
+}
+
 /// The benchgate store: one SQLite file.
 #[derive(Debug, Clone)]
 pub struct Store {

@@ -71,13 +71,20 @@ impl Store {
     }
 
     /// The head commits a maintainer overrode the gate at, per repository.
-    pub async fn overridden_commits(&self) -> Result<Vec<(String, String)>> {
-        sqlx::query_as(
+    pub async fn overridden_commits(&self) -> Result<Vec<OverriddenCommit>> {
+        let rows: Vec<(String, String)> = sqlx::query_as(
             "SELECT DISTINCT repo.name, o.head_sha FROM overrides o \
              JOIN repositories repo ON repo.id = o.repository_id",
         )
         .fetch_all(&self.pool)
         .await
-        .map_err(self.db_error())
+        .map_err(self.db_error())?;
+        Ok(rows
+            .into_iter()
+            .map(|(repository, head_sha)| OverriddenCommit {
+                repository,
+                head_sha,
+            })
+            .collect())
     }
 }

@@ -5,10 +5,22 @@ use super::rows::*;
 use super::*;
 
 impl Store {
+    /// Stores `run` whole, in one transaction. The same results under the same key again are
+    /// `Unchanged`; different results under that key are an error (`RunConflict`).
+    pub async fn ingest(&self, run: &NewRun) -> Result<IngestOutcome> {
+        self.store_run(run, false).await
+    }
+
+    /// Stores `run`, swapping out different results stored under its key in the same
+    /// transaction (run ids are never reused).
+    pub async fn replace(&self, run: &NewRun) -> Result<IngestOutcome> {
+        self.store_run(run, true).await
+    }
+
     /// Stores a run in one transaction. The same run under the same key again stores nothing;
     /// a different run under the same key is [`Error::RunConflict`] unless `replace`, which
     /// swaps it atomically.
-    pub async fn ingest(&self, run: &NewRun, replace: bool) -> Result<IngestOutcome> {
+    async fn store_run(&self, run: &NewRun, replace: bool) -> Result<IngestOutcome> {
         let db = self.db_error();
         let content_hash = content_hash(run);
         let fingerprint = run.profile.fingerprint();

@@ -55,7 +55,7 @@ impl Store {
     }
 
     /// Every token: (id, repository, created, revoked).
-    pub async fn list_tokens(&self) -> Result<Vec<(i64, String, SystemTime, Option<SystemTime>)>> {
+    pub async fn list_tokens(&self) -> Result<Vec<TokenRecord>> {
         let rows: Vec<(i64, String, i64, Option<i64>)> = sqlx::query_as(
             "SELECT t.id, repo.name, t.created_at_ms, t.revoked_at_ms FROM tokens t \
              JOIN repositories repo ON repo.id = t.repository_id ORDER BY t.id",
@@ -65,7 +65,12 @@ impl Store {
         .map_err(self.db_error())?;
         Ok(rows
             .into_iter()
-            .map(|(id, repo, created, revoked)| (id, repo, from_ms(created), revoked.map(from_ms)))
+            .map(|(id, repository, created, revoked)| TokenRecord {
+                id,
+                repository,
+                created_at: from_ms(created),
+                revoked_at: revoked.map(from_ms),
+            })
             .collect())
     }
 
@@ -91,14 +96,18 @@ impl Store {
     }
 
     /// Deliveries not yet worked on, oldest first: (delivery id, event, payload).
-    pub async fn pending_deliveries(&self) -> Result<Vec<(String, String, Vec<u8>)>> {
-        sqlx::query_as(
+    pub async fn pending_deliveries(&self) -> Result<Vec<Delivery>> {
+        let rows: Vec<(String, String, Vec<u8>)> = sqlx::query_as(
             "SELECT delivery_id, event, payload FROM webhook_deliveries \
              WHERE state = 'pending' ORDER BY received_at_ms, delivery_id",
         )
         .fetch_all(&self.pool)
         .await
-        .map_err(self.db_error())
+        .map_err(self.db_error())?;
+        Ok(rows
+            .into_iter()
+            .map(|(id, event, payload)| Delivery { id, event, payload })
+            .collect())
     }
 
     /// Marks a delivery worked on: `failed` when `ok` is false; `outcome` says what happened.
@@ -116,11 +125,13 @@ impl Store {
     }
 
     /// A delivery's state and outcome.
-    pub async fn delivery(&self, delivery_id: &str) -> Result<Option<(String, Option<String>)>> {
-        sqlx::query_as("SELECT state, outcome FROM webhook_deliveries WHERE delivery_id = $1")
-            .bind(delivery_id)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(self.db_error())
+    pub async fn delivery(&self, delivery_id: &str) -> Result<Option<DeliveryState>> {
+        let row: Option<(String, Option<String>)> =
+            sqlx::query_as("SELECT state, outcome FROM webhook_deliveries WHERE delivery_id = $1")
+                .bind(delivery_id)
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(self.db_error())?;
+        Ok(row.map(|(state, outcome)| DeliveryState { state, outcome }))
     }
 }
