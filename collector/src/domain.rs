@@ -2,8 +2,10 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::time::SystemTime;
 
 use crate::error::{Error, Result};
+use crate::fingerprint::HardwareProfile;
 
 /// A full 40-hex git commit SHA, lower-case.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -506,4 +508,35 @@ mod tests {
             assert!(RunId::parse(invalid).is_err(), "{invalid:?}");
         }
     }
+}
+
+/// What a run measured and why: with the fingerprint, (repository, commit, kind, attempt) form
+/// the run's key; branch and pull request describe it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunMeta {
+    /// The repository measured.
+    pub repository: RepositoryName,
+    /// The commit measured.
+    pub commit: CommitSha,
+    /// The branch, when known.
+    pub branch: Option<String>,
+    /// Why the run was made.
+    pub kind: RunKind,
+    /// The pull request, for `pr` runs.
+    pub pr_number: Option<u64>,
+    /// 1 for the first run under this key; CI re-runs count up.
+    pub attempt: u32,
+}
+
+/// A run to store: what was measured, on what machine, and its results.
+#[derive(Debug, Clone)]
+pub struct NewRun {
+    /// What was measured and why.
+    pub meta: RunMeta,
+    /// The machine.
+    pub profile: HardwareProfile,
+    /// When the results were recorded.
+    pub recorded_at: SystemTime,
+    /// One measurement per benchmark, ids unique.
+    pub measurements: Vec<Measurement>,
 }

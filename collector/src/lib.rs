@@ -12,12 +12,12 @@ pub mod store;
 pub mod wire;
 
 pub use domain::{
-    BenchmarkId, CommitSha, CustomMetric, Direction, Estimate, Measurement, RepositoryName, RunId,
-    RunKind, Samples, Throughput,
+    BenchmarkId, CommitSha, CustomMetric, Direction, Estimate, Measurement, NewRun, RepositoryName,
+    RunId, RunKind, RunMeta, Samples, Throughput,
 };
 pub use error::{Error, Result};
 pub use fingerprint::{Fingerprint, HardwareProfile, RunnerImage, RustcInfo};
 pub use store::{
-    Delivery, DeliveryState, ExportRow, GateOverride, IngestOutcome, NewRun, OverriddenCommit,
-    RunMeta, RunSummary, SeriesPoint, Store, StoredRun, StoredStatistic, TokenRecord, TrendRow,
+    Delivery, DeliveryState, ExportRow, GateOverride, IngestOutcome, OverriddenCommit, RunSummary,
+    SeriesPoint, Store, StoredRun, StoredStatistic, TokenRecord, TrendRow,
 };

@@ -7,11 +7,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use crate::domain::{
-    BenchmarkId, CommitSha, CustomMetric, Direction, Estimate, Measurement, RepositoryName,
-    RunKind, Samples, Throughput,
+    BenchmarkId, CommitSha, CustomMetric, Direction, Estimate, Measurement, NewRun, RepositoryName,
+    RunKind, RunMeta, Samples, Throughput,
 };
 use crate::fingerprint::HardwareProfile;
-use crate::store::{NewRun, RunMeta};
 
 /// The version of the run document's schema.
 pub const RUN_SCHEMA_VERSION: u32 = 1;

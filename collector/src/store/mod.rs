@@ -15,6 +15,7 @@ use crate::domain::{
     BenchmarkId, CommitSha, CustomMetric, Direction, Estimate, Measurement, RepositoryName, RunId,
     RunKind, Samples, Throughput,
 };
+use crate::domain::{NewRun, RunMeta};
 use crate::error::{Error, Result};
 
 use crate::fingerprint::{Fingerprint, HardwareProfile, to_hex};
@@ -32,24 +33,6 @@ const BENCHMARK_ROWS_PER_INSERT: usize = 1000;
 /// deep queue a large run streams without the two threads waking each other row by row.
 const ROW_BUFFER: usize = 4096;
 
-/// What a run measured and why: with the fingerprint, (repository, commit, kind, attempt) form
-/// the run's key; branch and pull request describe it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RunMeta {
-    /// The repository measured.
-    pub repository: RepositoryName,
-    /// The commit measured.
-    pub commit: CommitSha,
-    /// The branch, when known.
-    pub branch: Option<String>,
-    /// Why the run was made.
-    pub kind: RunKind,
-    /// The pull request, for `pr` runs.
-    pub pr_number: Option<u64>,
-    /// 1 for the first run under this key; CI re-runs count up.
-    pub attempt: u32,
-}
-
 /// Per-iteration statistics the store keeps as columns, for history queries without samples.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StoredStatistic {
@@ -57,19 +40,6 @@ pub enum StoredStatistic {
     Median,
     /// The minimum over samples of `times[i] / iters[i]`.
     Min,
-}
-
-/// A run to store: what was measured, on what machine, and its results.
-#[derive(Debug, Clone)]
-pub struct NewRun {
-    /// What was measured and why.
-    pub meta: RunMeta,
-    /// The machine.
-    pub profile: HardwareProfile,
-    /// When the results were recorded.
-    pub recorded_at: SystemTime,
-    /// One measurement per benchmark, ids unique.
-    pub measurements: Vec<Measurement>,
 }
 
 /// What [`Store::ingest`] did.
