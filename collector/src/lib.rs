@@ -7,6 +7,7 @@ pub mod criterion;
 pub mod domain;
 mod error;
 pub mod fingerprint;
+pub mod history;
 pub mod metrics;
 pub mod store;
 pub mod wire;

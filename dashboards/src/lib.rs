@@ -1,7 +1,6 @@
-//! benchgate's dashboards: imported histories, change-point detection, SVG charts and HTML
-//! pages. Pure: no I/O beyond what the caller hands in.
+//! benchgate's dashboards: change-point detection, SVG charts and HTML pages. Pure: no I/O
+//! beyond what the caller hands in.
 
 pub mod changepoint;
 pub mod chart;
-pub mod history;
 pub mod site;

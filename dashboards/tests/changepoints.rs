@@ -26,8 +26,8 @@ use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
+use benchgate_collector::history;
 use benchgate_dashboards::changepoint::{Config, Shared, detect};
-use benchgate_dashboards::history;
 
 const HISTORIES: [&str; 3] = [
     "rune-rs__rune",

@@ -5,12 +5,12 @@ use std::path::Path;
 use std::time::{Duration, UNIX_EPOCH};
 
 use anyhow::Context as _;
+use benchgate_collector::history;
 use benchgate_collector::{
     BenchmarkId, CommitSha, Estimate, HardwareProfile, Measurement, NewRun, RepositoryName,
     RunKind, RunMeta, Samples,
 };
 use benchgate_collector::{IngestOutcome, Store};
-use benchgate_dashboards::history;
 
 /// The profile of imported runs when none is given: its own fingerprint, so imported runs are
 /// only ever compared with each other.
