@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 use std::time::SystemTime;
 
+use benchgate_collector::wire::reads::RunSummaryJson;
 use benchgate_collector::{Estimate, HardwareProfile, Measurement, RunSummary, StoredRun};
 use benchgate_gate::report::format_measure;
 use serde::{Deserialize, Serialize};
@@ -22,20 +23,9 @@ fn timestamp(time: SystemTime) -> String {
     humantime::format_rfc3339_seconds(time).to_string()
 }
 
-/// A run's summary as JSON (`runs --format json`; the service adds `recorded_at_ms`).
-pub fn summary_json(run: &RunSummary) -> Value {
-    json!({
-        "id": run.id.get(),
-        "repository": run.meta.repository.as_str(),
-        "commit": run.meta.commit.as_str(),
-        "branch": run.meta.branch,
-        "kind": run.meta.kind.as_str(),
-        "pr": run.meta.pr_number,
-        "attempt": run.meta.attempt,
-        "fingerprint": run.fingerprint.as_str(),
-        "recorded_at": timestamp(run.recorded_at),
-        "n_benchmarks": run.n_benchmarks,
-    })
+/// A run's summary as JSON (`runs --format json`; the service's shape adds `recorded_at_ms`).
+fn summary_json(run: &RunSummary) -> Value {
+    serde_json::to_value(RunSummaryJson::new(run)).unwrap_or(Value::Null)
 }
 
 fn estimate_json(estimate: &Estimate) -> Value {

@@ -12,6 +12,8 @@ use crate::domain::{
 };
 use crate::fingerprint::HardwareProfile;
 
+pub mod reads;
+
 /// The version of the run document's schema.
 pub const RUN_SCHEMA_VERSION: u32 = 1;
 
@@ -131,6 +133,27 @@ pub struct DocumentError {
     pub message: String,
 }
 
+/// Parses JSON text into `T`, naming the field at fault (`measurements[3].samples`).
+fn parse_json<T: serde::de::DeserializeOwned>(text: &[u8]) -> Result<T, DocumentError> {
+    let deserializer = &mut serde_json::Deserializer::from_slice(text);
+    serde_path_to_error::deserialize(deserializer).map_err(|e| {
+        let message = e.inner().to_string();
+        let mut path = e.path().to_string();
+        // A missing field is reported at its parent: name the field itself.
+        if let Some(name) = message
+            .strip_prefix("missing field `")
+            .and_then(|rest| rest.split('`').next())
+        {
+            path = if path.is_empty() || path == "." {
+                name.to_owned()
+            } else {
+                format!("{path}.{name}")
+            };
+        }
+        invalid(if path.is_empty() { ".".into() } else { path }, message)
+    })
+}
+
 fn invalid(field: impl Into<String>, message: impl Into<String>) -> DocumentError {
     DocumentError {
         field: field.into(),
@@ -141,23 +164,7 @@ fn invalid(field: impl Into<String>, message: impl Into<String>) -> DocumentErro
 impl RunDocument {
     /// Parses JSON text, naming the field at fault.
     pub fn from_json(text: &[u8]) -> Result<Self, DocumentError> {
-        let deserializer = &mut serde_json::Deserializer::from_slice(text);
-        serde_path_to_error::deserialize(deserializer).map_err(|e| {
-            let message = e.inner().to_string();
-            let mut path = e.path().to_string();
-            // A missing field is reported at its parent: name the field itself.
-            if let Some(name) = message
-                .strip_prefix("missing field `")
-                .and_then(|rest| rest.split('`').next())
-            {
-                path = if path.is_empty() || path == "." {
-                    name.to_owned()
-                } else {
-                    format!("{path}.{name}")
-                };
-            }
-            invalid(if path.is_empty() { ".".into() } else { path }, message)
-        })
+        parse_json(text)
     }
 
     /// The document of a run.

@@ -3,12 +3,11 @@
 
 use axum::extract::{Path as UrlPath, Query, State};
 use axum::response::IntoResponse;
-use benchgate_collector::wire::epoch_ms;
+use benchgate_collector::wire::reads::{HistoryJson, SeriesJson, SeriesPointJson};
 use benchgate_collector::{Fingerprint, RunId};
 use benchgate_gate::decision::{Input, Mode, evaluate};
 use benchgate_gate::report::{Context, summary};
 use serde::Deserialize;
-use serde_json::json;
 
 use super::AppState;
 use super::error::{ApiError, ApiResult};
@@ -95,22 +94,12 @@ pub async fn get_series(
         .benchmark_series(&repository, &fingerprint, &benchmark)
         .await
         .map_err(|e| ApiError::internal("reading the series", e))?;
-    Ok(axum::Json(json!({
-        "repository": repository.as_str(),
-        "fingerprint": fingerprint.as_str(),
-        "benchmark": benchmark,
-        "points": points.iter().map(|p| json!({
-            "run": p.run.id.get(),
-            "commit": p.run.meta.commit.as_str(),
-            "branch": p.run.meta.branch,
-            "kind": p.run.meta.kind.as_str(),
-            "recorded_at_ms": epoch_ms(p.run.recorded_at),
-            "median": p.median,
-            "median_lower": p.median_lower,
-            "median_upper": p.median_upper,
-            "min": p.min,
-        })).collect::<Vec<_>>(),
-    }))
+    Ok(axum::Json(SeriesJson {
+        repository: repository.to_string(),
+        fingerprint: fingerprint.to_string(),
+        benchmark,
+        points: points.iter().map(SeriesPointJson::new).collect(),
+    })
     .into_response())
 }
 
@@ -165,5 +154,8 @@ pub async fn get_history(
         .statistic_series(&runs, statistic)
         .await
         .map_err(|e| ApiError::internal("reading the history", e))?;
-    Ok(axum::Json(json!({ "series": series })).into_response())
+    Ok(axum::Json(HistoryJson {
+        series: series.into_iter().collect(),
+    })
+    .into_response())
 }

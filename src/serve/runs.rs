@@ -6,9 +6,10 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path as UrlPath, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
-use benchgate_collector::wire::{RunDocument, epoch_ms};
+use benchgate_collector::wire::RunDocument;
+use benchgate_collector::wire::reads::{RunCreatedJson, RunSummaryJson, StoredRunJson};
 use benchgate_collector::{Error as StoreError, IngestOutcome, RepositoryName, RunId};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::AppState;
 use super::auth::{authorize, body, decoded_body};
@@ -37,16 +38,10 @@ pub async fn create_run(
         .into_run()
         .map_err(|e| ApiError::unprocessable(e.message).at("field", e.field))?;
     match state.store.ingest(&run).await {
-        Ok(IngestOutcome::Created(id)) => Ok((
-            StatusCode::CREATED,
-            axum::Json(json!({ "id": id.get(), "status": "created" })),
-        )
-            .into_response()),
-        Ok(IngestOutcome::Unchanged(id) | IngestOutcome::Replaced { id, .. }) => Ok((
-            StatusCode::OK,
-            axum::Json(json!({ "id": id.get(), "status": "unchanged" })),
-        )
-            .into_response()),
+        Ok(IngestOutcome::Created(id)) => Ok((StatusCode::CREATED, created(id, "created")).into_response()),
+        Ok(IngestOutcome::Unchanged(id) | IngestOutcome::Replaced { id, .. }) => {
+            Ok((StatusCode::OK, created(id, "unchanged")).into_response())
+        }
         Err(StoreError::RunConflict { existing, .. }) => Err(ApiError::new(
             StatusCode::CONFLICT,
             format!(
@@ -65,10 +60,12 @@ pub fn repository_of(owner: &str, repo: &str) -> Result<RepositoryName, ApiError
         .map_err(|e| ApiError::unprocessable(e.to_string()).at("path", "owner/repo"))
 }
 
-fn run_json(run: &benchgate_collector::RunSummary) -> Value {
-    let mut value = crate::render::summary_json(run);
-    value["recorded_at_ms"] = json!(epoch_ms(run.recorded_at));
-    value
+/// `POST /api/v1/runs`' answer body.
+fn created(id: RunId, status: &str) -> axum::Json<RunCreatedJson> {
+    axum::Json(RunCreatedJson {
+        id: id.get(),
+        status: status.to_owned(),
+    })
 }
 
 /// `GET .../runs`: the repository's runs, oldest first.
@@ -85,7 +82,7 @@ pub async fn list_runs(
     Ok(axum::Json(
         runs.iter()
             .filter(|r| r.meta.repository == repository)
-            .map(run_json)
+            .map(RunSummaryJson::with_ms)
             .collect::<Vec<_>>(),
     )
     .into_response())
@@ -126,7 +123,9 @@ pub async fn get_run(
         recorded_at: run.summary.recorded_at,
         measurements: run.measurements,
     };
-    let mut value = serde_json::to_value(RunDocument::from_run(&new_run)).unwrap_or(Value::Null);
-    value["id"] = json!(run.summary.id.get());
-    Ok(axum::Json(value).into_response())
+    Ok(axum::Json(StoredRunJson {
+        run: RunDocument::from_run(&new_run),
+        id: run.summary.id.get(),
+    })
+    .into_response())
 }

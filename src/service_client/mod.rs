@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 use http_body_util::BodyExt as _;
-use hyper::body::Incoming;
+use hyper::body::{Bytes, Incoming};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
@@ -34,27 +34,33 @@ where
     Ok(Client::builder(TokioExecutor::new()).build(connector))
 }
 
-/// The status and the JSON body (`null` if there is none).
-pub async fn json_of(response: hyper::Response<Incoming>) -> (hyper::StatusCode, Value) {
+/// The status and the whole body (empty if it could not be read).
+async fn body_of(response: hyper::Response<Incoming>) -> (hyper::StatusCode, Bytes) {
     let status = response.status();
-    let value = response
+    let body = response
         .into_body()
         .collect()
         .await
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b.to_bytes()).ok())
-        .unwrap_or(Value::Null);
-    (status, value)
+        .map(http_body_util::Collected::to_bytes)
+        .unwrap_or_default();
+    (status, body)
+}
+
+/// A success's body as `T`, or an error naming the call and the field at fault.
+pub fn answer<T: serde::de::DeserializeOwned>(what: &str, body: &[u8]) -> anyhow::Result<T> {
+    benchgate_collector::wire::reads::from_json(body).map_err(|e| {
+        anyhow::anyhow!("{what}: the service's answer is not what benchgate expects: {e}")
+    })
 }
 
 /// Sends the request `make` builds, again after a pause while the connection is lost or the
-/// answer is a 5xx or a 429; returns a success's status and JSON body. `what` names the call
+/// answer is a 5xx or a 429; returns a success's body. `what` names the call
 /// in the log line of each retry and in the error (`upload to URL`, `GET URL`).
 pub async fn send<B>(
     client: &HttpClient<B>,
     what: &str,
     make: impl Fn() -> anyhow::Result<hyper::Request<B>>,
-) -> anyhow::Result<(hyper::StatusCode, Value)>
+) -> anyhow::Result<Bytes>
 where
     B: hyper::body::Body + Send + Unpin + 'static,
     B::Data: Send,
@@ -64,11 +70,12 @@ where
     loop {
         let failure = match client.request(make()?).await {
             Ok(response) => {
-                let (status, value) = json_of(response).await;
+                let (status, body) = body_of(response).await;
                 if status.is_success() {
-                    return Ok((status, value));
+                    return Ok(body);
                 }
                 if !is_transient(status) {
+                    let value = serde_json::from_slice(&body).unwrap_or(Value::Null);
                     bail!(
                         "{what}: HTTP {}: {}",
                         status.as_u16(),

@@ -2,17 +2,15 @@
 //! their measurements and history read over HTTP instead of from a local SQLite file.
 
 use std::collections::HashMap;
-use std::time::{Duration, UNIX_EPOCH};
 
 use anyhow::Context as _;
-use benchgate_collector::wire::RunDocument;
+use benchgate_collector::wire::reads::{HistoryJson, RunSummaryJson, StoredRunJson};
 use benchgate_collector::{
-    CommitSha, Fingerprint, Measurement, RepositoryName, RunId, RunKind, RunMeta, RunSummary,
-    StoredStatistic,
+    Fingerprint, Measurement, RepositoryName, RunId, RunSummary, StoredStatistic,
 };
 use http_body_util::Empty;
 use hyper::body::Bytes;
-use serde_json::Value;
+use serde::de::DeserializeOwned;
 
 use super::HttpClient;
 
@@ -34,29 +32,31 @@ impl Collector {
         })
     }
 
-    /// GET `path` under the repository, as JSON; retried on lost connections, 5xx and 429.
-    async fn get(&self, path: &str) -> anyhow::Result<Value> {
+    /// GET `path` under the repository as a `T`; retried on lost connections, 5xx and 429.
+    async fn get<T: DeserializeOwned>(&self, path: &str) -> anyhow::Result<T> {
         let url = format!("{}/api/v1/repos/{}/{path}", self.base, self.repository);
         let uri: hyper::Uri = url
             .parse()
             .with_context(|| format!("--collector: {url} is not a URL"))?;
-        let (_, value) = super::send(&self.client, &format!("GET {url}"), || {
+        let what = format!("GET {url}");
+        let body = super::send(&self.client, &what, || {
             Ok(hyper::Request::get(uri.clone())
                 .header("user-agent", super::USER_AGENT)
                 .body(Empty::new())?)
         })
         .await?;
-        Ok(value)
+        super::answer(&what, &body)
     }
 
     /// Every run of the repository.
     async fn runs(&self) -> anyhow::Result<Vec<RunSummary>> {
-        let value = self.get("runs").await?;
-        value
-            .as_array()
-            .context("the service's run list is not a list")?
-            .iter()
-            .map(summary_from_json)
+        let runs: Vec<RunSummaryJson> = self.get("runs").await?;
+        runs.into_iter()
+            .enumerate()
+            .map(|(i, run)| {
+                run.into_summary()
+                    .map_err(|e| anyhow::anyhow!("the service's run list: [{i}].{e}"))
+            })
             .collect()
     }
 
@@ -84,13 +84,10 @@ impl Collector {
 
     /// One run's measurements, sorted by id.
     pub async fn measurements(&self, id: RunId) -> anyhow::Result<Vec<Measurement>> {
-        let mut value = self.get(&format!("runs/{id}")).await?;
-        if let Some(object) = value.as_object_mut() {
-            object.remove("id");
-        }
-        let text = serde_json::to_vec(&value)?;
-        let run = RunDocument::from_json(&text)
-            .and_then(RunDocument::into_run)
+        let stored: StoredRunJson = self.get(&format!("runs/{id}")).await?;
+        let run = stored
+            .run
+            .into_run()
             .map_err(|e| anyhow::anyhow!("run {id} from the service: {e}"))?;
         Ok(run.measurements)
     }
@@ -106,37 +103,9 @@ impl Collector {
             StoredStatistic::Median => "median",
             StoredStatistic::Min => "min",
         };
-        let value = self
+        let history: HistoryJson = self
             .get(&format!("history?statistic={name}&runs={}", ids.join(",")))
             .await?;
-        serde_json::from_value(value["series"].clone())
-            .context("the service's history is not a map of series")
+        Ok(history.series.into_iter().collect())
     }
-}
-
-fn summary_from_json(value: &Value) -> anyhow::Result<RunSummary> {
-    let text = |key: &str| {
-        value[key]
-            .as_str()
-            .with_context(|| format!("the service's run has no `{key}`"))
-    };
-    let number = |key: &str| {
-        value[key]
-            .as_u64()
-            .with_context(|| format!("the service's run has no `{key}`"))
-    };
-    Ok(RunSummary {
-        id: RunId::parse(&number("id")?.to_string())?,
-        meta: RunMeta {
-            repository: RepositoryName::parse(text("repository")?)?,
-            commit: CommitSha::parse(text("commit")?)?,
-            branch: value["branch"].as_str().map(str::to_owned),
-            kind: text("kind")?.parse::<RunKind>()?,
-            pr_number: value["pr"].as_u64(),
-            attempt: u32::try_from(number("attempt")?)?,
-        },
-        fingerprint: Fingerprint::parse(text("fingerprint")?)?,
-        recorded_at: UNIX_EPOCH + Duration::from_millis(number("recorded_at_ms")?),
-        n_benchmarks: usize::try_from(number("n_benchmarks")?)?,
-    })
 }

@@ -6,19 +6,14 @@ use std::io::Write as _;
 use anyhow::Context as _;
 use benchgate_collector::NewRun;
 use benchgate_collector::wire::RunDocument;
+use benchgate_collector::wire::reads::RunCreatedJson;
 use http_body_util::Full;
 use hyper::body::Bytes;
 
 use super::HttpClient;
 
-/// What the service said.
-#[derive(Debug)]
-pub struct Uploaded {
-    /// The run's id on the service.
-    pub id: i64,
-    /// `created` or `unchanged`.
-    pub status: String,
-}
+/// What the service said: the run's id there and `created` or `unchanged`.
+pub type Uploaded = RunCreatedJson;
 
 /// Uploads `run` to the collector at `url` with `token`.
 pub async fn upload(url: &str, token: &str, run: &NewRun) -> anyhow::Result<Uploaded> {
@@ -32,7 +27,8 @@ pub async fn upload(url: &str, token: &str, run: &NewRun) -> anyhow::Result<Uplo
     let body = Bytes::from(gzip.finish()?);
 
     let client: HttpClient<Full<Bytes>> = super::client()?;
-    let (_, value) = super::send(&client, &format!("upload to {endpoint}"), || {
+    let what = format!("upload to {endpoint}");
+    let answer = super::send(&client, &what, || {
         Ok(hyper::Request::post(uri.clone())
             .header("authorization", format!("Bearer {token}"))
             .header("content-type", "application/json")
@@ -41,10 +37,5 @@ pub async fn upload(url: &str, token: &str, run: &NewRun) -> anyhow::Result<Uplo
             .body(Full::new(body.clone()))?)
     })
     .await?;
-    Ok(Uploaded {
-        id: value["id"]
-            .as_i64()
-            .context("the service's answer has no run id")?,
-        status: value["status"].as_str().unwrap_or("").to_owned(),
-    })
+    super::answer(&what, &answer)
 }
