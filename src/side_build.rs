@@ -293,6 +293,7 @@ fn kind_order(kind: &str) -> u8 {
 pub fn run(
     executables: &[KeptExecutable],
     bench: &CargoBench,
+    filter: Option<&str>,
     criterion_home: &Path,
     target_dir: &Path,
     what: &str,
@@ -301,6 +302,7 @@ pub fn run(
         let status = Command::new(&executable.path)
             .arg("--bench")
             .args(&bench.bench_args)
+            .args(filter)
             .current_dir(&executable.package_root)
             .env("CRITERION_HOME", criterion_home)
             .env("CARGO_TARGET_DIR", target_dir)

@@ -25,24 +25,15 @@ use std::collections::HashMap;
 
 use benchgate_collector::{Direction, Estimate, Measurement};
 
+use crate::noise::{
+    Assessed, Floors, Rounds, assess, fit_prior, observed_variance, others_spread,
+    plain_others_spread,
+};
 use crate::policy::{Policy, Statistic};
-use crate::stats::{mean, median, t_cdf, t_quantile, tail_aware_sigma, variance};
+use crate::stats::{mean, t_quantile};
 
-/// Prior weight, in degrees of freedom, of the noise level shared by a comparison's benchmarks.
-pub const PRIOR_DF: f64 = 4.0;
-/// Benchmarks needed in a comparison before their shared noise level is used as a prior.
-pub const MIN_BENCHMARKS_TO_POOL: usize = 5;
-/// Runs of history needed before a stored-baseline comparison counts as calibrated.
-pub const MIN_HISTORY: usize = 10;
-/// Degrees of freedom of the Student-t against which an uncalibrated `regressed` is claimed:
-/// tails as heavy as those recorded under interference (tests/fixtures/recordings/busy, where
-/// single-run A/A differences reach 57% at the 99th percentile).
-pub const UNCALIBRATED_DF: f64 = 4.0;
-/// Per-run noise (relative) assumed when nothing better is known: the 90th percentile of the
-/// per-run spread across the benchmarks recorded in tests/fixtures/recordings/idle (4.4%),
-/// rounded up. GitHub-hosted runners average 2.66% (CodSpeed, 2025), but a gate must survive the
-/// noisy tenth, not the average.
-pub const UNCALIBRATED_RUN_NOISE: f64 = 0.05;
+pub use crate::noise::{MIN_HISTORY, NoiseSource, UNCALIBRATED_DF, UNCALIBRATED_RUN_NOISE};
+pub use crate::sequential::Plan;
 
 /// A round's statistic of a measurement (ns per iteration), as history must be built with it.
 pub fn round_statistic(measurement: &Measurement, statistic: Statistic) -> f64 {
@@ -193,18 +184,6 @@ impl Metric {
     }
 }
 
-/// Where a benchmark's noise estimate came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum NoiseSource {
-    /// The spread across same-job rounds.
-    Rounds,
-    /// The baseline's history on this fingerprint.
-    History,
-    /// Neither: an assumed per-run noise (uncalibrated).
-    Assumed,
-}
-
 /// One benchmark's result.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BenchmarkResult {
@@ -239,6 +218,41 @@ pub struct BenchmarkResult {
     pub uncalibrated: bool,
     /// Rounds compared.
     pub rounds: usize,
+    /// The bound the verdict was decided on, as ratios (one-sided where it is one-sided).
+    pub bound: Option<DecisionBound>,
+    /// The smallest change (a ratio, above 1 worse) that would read `regressed` at this noise
+    /// and round count: the limit, or more where the noise demands it.
+    pub detectable: Option<f64>,
+    /// Set when even the plan's last look (or this one, with no more rounds coming) could not
+    /// call a change as large as the limit `regressed`: the rounds it was judged at, and the
+    /// change that would be detectable there.
+    pub too_noisy: Option<TooNoisy>,
+    /// The reason from `benchgate.toml`'s `[[quarantine]]`: reported, never deciding.
+    pub quarantined: Option<String>,
+}
+
+/// The confidence bound a verdict rests on: `upper` for `pass` and `inconclusive` (the
+/// largest change not excluded), `lower` for `regressed` and `improved` (the change is at
+/// least this), both for `warn`. Ratios where above 1 is worse.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DecisionBound {
+    /// The lower bound, when the verdict rests on one.
+    pub lower: Option<f64>,
+    /// The upper bound, when the verdict rests on one.
+    pub upper: Option<f64>,
+    /// The one-sided confidence of each bound at this look.
+    pub confidence: f64,
+}
+
+/// A benchmark too noisy to gate within the rounds there are or can be.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TooNoisy {
+    /// The rounds it was judged at.
+    pub rounds: usize,
+    /// The smallest change (ratio) that would read `regressed` there.
+    pub detectable: f64,
 }
 
 /// The whole comparison's result.
@@ -304,8 +318,14 @@ struct Candidate<'a> {
     changes: Vec<RoundChange>,
 }
 
-/// Decides every benchmark and the comparison.
+/// Decides every benchmark and the comparison, with one look at the rounds there are.
 pub fn evaluate(input: &Input<'_>, policy: &Policy) -> Decision {
+    evaluate_with(input, policy, Plan::Fixed)
+}
+
+/// Decides every benchmark and the comparison at one look of `plan`: each benchmark's error
+/// rates are the share `plan` spends at its round count (see [`crate::sequential`]).
+pub fn evaluate_with(input: &Input<'_>, policy: &Policy, plan: Plan) -> Decision {
     let rounds = input.base_rounds.len().min(input.head_rounds.len());
     let base = index_rounds(&input.base_rounds[..rounds]);
     let head = index_rounds(&input.head_rounds[..rounds]);
@@ -355,6 +375,10 @@ pub fn evaluate(input: &Input<'_>, policy: &Policy) -> Decision {
             noise_source: None,
             uncalibrated: false,
             rounds: 0,
+            bound: None,
+            detectable: None,
+            too_noisy: None,
+            quarantined: policy.quarantine_reason(id).map(str::to_owned),
         };
         if policy.is_ignored(id) {
             results.push(bare(Verdict::Ignored));
@@ -384,43 +408,34 @@ pub fn evaluate(input: &Input<'_>, policy: &Policy) -> Decision {
         }
     }
 
-    // The noise level the comparison's benchmarks share, beyond their within-run noise.
-    let excess_variances: Vec<f64> = candidates
+    let d_values: Vec<Vec<f64>> = candidates
         .iter()
-        .filter(|c| c.changes.len() >= 2)
-        .map(|c| {
-            let d: Vec<f64> = c.changes.iter().map(|r| r.d).collect();
-            (variance(&d) - mean_within(c)).max(0.0)
-        })
+        .map(|c| c.changes.iter().map(|r| r.d).collect())
         .collect();
-    let shared_excess = (excess_variances.len() >= MIN_BENCHMARKS_TO_POOL)
-        .then(|| median(&mut excess_variances.clone()));
-
-    // How far the other benchmarks of this comparison moved, measured now: a floor for the noise
-    // of single-round comparisons. Interference on a shared machine is sparse (a neighbour
-    // slows whichever benchmark runs at the time) and sometimes global (one whole run slowed);
-    // with one run a side, a change only counts when it stands out from the others' moves. Read
-    // as a half-normal scale: the 90th percentile of |d| over the others, / 1.645.
-    let mut sorted_moves: Vec<f64> = candidates
-        .iter()
-        .map(|c| mean(&c.changes.iter().map(|r| r.d).collect::<Vec<_>>()).abs())
-        .collect();
-    let moves = sorted_moves.clone();
-    sorted_moves.sort_by(f64::total_cmp);
-    let others_spread = |j: usize| -> Option<f64> {
-        (moves.len() > MIN_BENCHMARKS_TO_POOL)
-            .then(|| leave_one_out_quantile(&sorted_moves, moves[j], 0.9) / 1.645)
+    let rounds_of = |j: usize| Rounds {
+        d: &d_values[j],
+        within: mean_within(&candidates[j]),
     };
+    // The noise the comparison's benchmarks share, weighted by how alike it is.
+    let observed: Vec<(f64, f64)> = (0..candidates.len())
+        .filter_map(|j| observed_variance(&rounds_of(j)))
+        .collect();
+    let prior = fit_prior(&observed);
+    // How far the others moved: a floor for single-round comparisons.
+    let moves: Vec<f64> = d_values.iter().map(|d| mean(d).abs()).collect();
+    let mut sorted_moves = moves.clone();
+    sorted_moves.sort_by(f64::total_cmp);
 
-    let assessed: Vec<Assessed> = candidates
-        .iter()
-        .enumerate()
-        .map(|(j, c)| {
+    let assessed: Vec<Assessed> = (0..candidates.len())
+        .map(|j| {
             assess(
-                c,
-                shared_excess,
-                others_spread(j),
-                input.history.get(c.id).map(Vec::as_slice),
+                &rounds_of(j),
+                prior,
+                Floors {
+                    robust: others_spread(&sorted_moves, moves[j]),
+                    plain: plain_others_spread(&sorted_moves, moves[j]),
+                },
+                input.history.get(candidates[j].id).map(Vec::as_slice),
             )
         })
         .collect();
@@ -433,37 +448,86 @@ pub fn evaluate(input: &Input<'_>, policy: &Policy) -> Decision {
             .or_insert_with(|| t_quantile(p, df))
     };
 
+    // Each look spends its share of the error rates: a p-value counts as p / share.
+    let shares: Vec<f64> = candidates
+        .iter()
+        .map(|c| plan.share(c.changes.len()))
+        .collect();
     let slower = holm(
-        &assessed.iter().map(|a| a.p_slower).collect::<Vec<_>>(),
+        &assessed
+            .iter()
+            .zip(&shares)
+            .map(|(a, share)| a.p_slower / share)
+            .collect::<Vec<_>>(),
         policy.false_alarm_rate,
     );
     let faster = holm(
         &assessed
             .iter()
-            .map(|a| 1.0 - a.p_slower)
+            .zip(&shares)
+            .map(|(a, share)| (1.0 - a.p_slower) / share)
             .collect::<Vec<_>>(),
         policy.false_alarm_rate,
     );
+    let compared = candidates.len().max(1) as f64;
     let min_change = policy.min_change.ln_1p();
     for (i, (candidate, a)) in candidates.iter().zip(&assessed).enumerate() {
         let log_limit = policy.log_limit(candidate.id, candidate.metric.higher_is_better());
-        let upper_one_sided = a.d + quantile(policy.confidence, a.df) * a.se;
-        let verdict = if a.d >= log_limit && slower[i] {
-            Verdict::Regressed
-        } else if slower[i] && a.d >= min_change {
-            Verdict::Warn
+        let share = shares[i];
+        // `pass` and `warn` rest on the one-sided upper bound at this look's confidence.
+        let pass_confidence = 1.0 - (1.0 - policy.confidence) * share;
+        let upper = a.d + quantile(pass_confidence, a.df) * a.se;
+        // `regressed` rests on significance (Holm); its bound is shown at the level the
+        // benchmark would need as the first of Holm's steps.
+        let claim_confidence = 1.0 - policy.false_alarm_rate * share / compared;
+        let claim = quantile(claim_confidence, a.claim_df);
+        let lower = a.d - claim * a.se;
+        let calibrated = a.source != NoiseSource::Assumed;
+        let n = candidate.changes.len();
+        let (verdict, bound) = if a.d >= log_limit && slower[i] && plan.may_fail_at(n) {
+            (Verdict::Regressed, (Some(lower), None, claim_confidence))
+        } else if a.d >= log_limit && slower[i] {
+            // Suspected: confirmed (or not) by the next round.
+            (Verdict::Inconclusive, (Some(lower), None, claim_confidence))
+        } else if slower[i] && a.d >= min_change && upper < log_limit && calibrated {
+            (
+                Verdict::Warn,
+                (
+                    Some(lower),
+                    Some(upper),
+                    pass_confidence.min(claim_confidence),
+                ),
+            )
         } else if faster[i] && a.d <= -min_change {
-            Verdict::Improved
-        } else if upper_one_sided < log_limit && a.source != NoiseSource::Assumed {
+            let faster_bound = a.d + claim * a.se;
+            (
+                Verdict::Improved,
+                (None, Some(faster_bound), claim_confidence),
+            )
+        } else if upper < log_limit && calibrated {
             // Without rounds or history, a pass cannot be claimed: on a busy machine one
             // interfered base run hides a real slowdown, and a single pair cannot show it.
-            Verdict::Pass
+            (Verdict::Pass, (None, Some(upper), pass_confidence))
         } else {
-            Verdict::Inconclusive
+            (Verdict::Inconclusive, (None, Some(upper), pass_confidence))
         };
+        // The smallest change this look would call `regressed`, and the same at the plan's
+        // last look (the per-round noise unchanged, the share of that look).
+        let mut detectable_at = |rounds: usize| {
+            let se = (a.round_variance / rounds as f64).sqrt();
+            let confidence = 1.0 - policy.false_alarm_rate * plan.share(rounds) / compared;
+            (quantile(confidence, a.claim_df) * se).max(log_limit).exp()
+        };
+        let detectable = detectable_at(n);
+        let last = plan.max_rounds().unwrap_or(n).max(n);
+        let detectable_last = detectable_at(last);
+        let too_noisy = (detectable_last > log_limit.exp() * (1.0 + 1e-9)).then_some(TooNoisy {
+            rounds: last,
+            detectable: detectable_last,
+        });
         let half_width = quantile(0.5 + policy.confidence / 2.0, a.df) * a.se;
-        let n = candidate.changes.len() as f64;
-        let geometric = |values: &mut dyn Iterator<Item = f64>| (values.sum::<f64>() / n).exp();
+        let geometric =
+            |values: &mut dyn Iterator<Item = f64>| (values.sum::<f64>() / n as f64).exp();
         results.push(BenchmarkResult {
             id: candidate.id.to_owned(),
             metric: candidate.metric,
@@ -479,20 +543,20 @@ pub fn evaluate(input: &Input<'_>, policy: &Policy) -> Decision {
             p_slower: Some(a.p_slower),
             noise_source: Some(a.source),
             uncalibrated: a.source == NoiseSource::Assumed,
-            rounds: candidate.changes.len(),
+            rounds: n,
+            bound: Some(DecisionBound {
+                lower: bound.0.map(f64::exp),
+                upper: bound.1.map(f64::exp),
+                confidence: bound.2,
+            }),
+            detectable: Some(detectable),
+            too_noisy,
+            quarantined: policy.quarantine_reason(candidate.id).map(str::to_owned),
         });
     }
     results.sort_by(|a, b| a.id.cmp(&b.id));
 
-    let verdict = if results.iter().any(|r| r.verdict == Verdict::Regressed) {
-        Overall::Regressed
-    } else if candidates.is_empty() {
-        Overall::NoBaseline
-    } else if results.iter().any(|r| r.verdict == Verdict::Inconclusive) {
-        Overall::Inconclusive
-    } else {
-        Overall::Pass
-    };
+    let verdict = overall(&results);
     Decision {
         verdict,
         mode: input.mode,
@@ -502,37 +566,11 @@ pub fn evaluate(input: &Input<'_>, policy: &Policy) -> Decision {
     }
 }
 
-/// The `q` quantile (linear interpolation) of `sorted` with one occurrence of `left_out`
-/// removed, in O(log n).
-fn leave_one_out_quantile(sorted: &[f64], left_out: f64, q: f64) -> f64 {
-    let position = sorted.partition_point(|v| *v < left_out);
-    let at = |i: usize| {
-        if i < position {
-            sorted[i]
-        } else {
-            sorted[i + 1]
-        }
-    };
-    let last = sorted.len() - 2;
-    let rank = q * last as f64;
-    let below = rank.floor() as usize;
-    at(below) + (rank - rank.floor()) * (at((below + 1).min(last)) - at(below))
-}
-
 fn index_rounds(rounds: &[Vec<Measurement>]) -> Vec<HashMap<&str, &Measurement>> {
     rounds
         .iter()
         .map(|round| round.iter().map(|m| (m.id.as_str(), m)).collect())
         .collect()
-}
-
-/// A candidate's change, its standard error and degrees of freedom.
-struct Assessed {
-    d: f64,
-    se: f64,
-    df: f64,
-    p_slower: f64,
-    source: NoiseSource,
 }
 
 fn mean_within(candidate: &Candidate<'_>) -> f64 {
@@ -543,68 +581,6 @@ fn mean_within(candidate: &Candidate<'_>) -> f64 {
             .map(|r| r.within_variance)
             .collect::<Vec<_>>(),
     )
-}
-
-fn assess(
-    candidate: &Candidate<'_>,
-    shared_excess: Option<f64>,
-    comparison_spread: Option<f64>,
-    history: Option<&[f64]>,
-) -> Assessed {
-    let d_values: Vec<f64> = candidate.changes.iter().map(|r| r.d).collect();
-    let n = d_values.len() as f64;
-    let d = mean(&d_values);
-    let within = mean_within(candidate);
-    let (round_variance, df, source) = if d_values.len() >= 2 {
-        let observed = variance(&d_values);
-        let observed_df = n - 1.0;
-        match shared_excess {
-            Some(excess) => {
-                let prior = excess + within;
-                (
-                    (PRIOR_DF * prior + observed_df * observed) / (PRIOR_DF + observed_df),
-                    PRIOR_DF + observed_df,
-                    NoiseSource::Rounds,
-                )
-            }
-            None => (observed, observed_df, NoiseSource::Rounds),
-        }
-    } else {
-        let sigma = history
-            .filter(|h| h.len() >= MIN_HISTORY)
-            .map(tail_aware_sigma);
-        let (variance, df, source) = match sigma {
-            // Base and head are each one noisy run.
-            Some(sigma) if sigma.is_finite() => (
-                2.0 * sigma * sigma,
-                (history.map_or(0, <[f64]>::len) - 1) as f64,
-                NoiseSource::History,
-            ),
-            _ => (
-                2.0 * UNCALIBRATED_RUN_NOISE * UNCALIBRATED_RUN_NOISE,
-                f64::INFINITY,
-                NoiseSource::Assumed,
-            ),
-        };
-        // A single round cannot see this comparison's own noise; the spread of all its
-        // benchmarks' changes can.
-        let spread = comparison_spread.unwrap_or(0.0);
-        (variance.max(spread * spread), df, source)
-    };
-    let se = (round_variance.max(within) / n).sqrt().max(1e-12);
-    let claim_df = if source == NoiseSource::Assumed {
-        UNCALIBRATED_DF
-    } else {
-        df
-    };
-    let p_slower = 1.0 - t_cdf(d / se, claim_df);
-    Assessed {
-        d,
-        se,
-        df,
-        p_slower,
-        source,
-    }
 }
 
 /// `ln(head/base)` of the round's statistic (`ln(base/head)` where higher is better) and its
@@ -656,6 +632,21 @@ fn log_variance(estimate: &Estimate) -> f64 {
 /// The two-sided 95% normal quantile, Criterion's default interval.
 const Z_95: f64 = 1.959_963_984_540_054;
 
+/// The comparison's verdict from its benchmarks' (quarantined ones never decide): regressed if
+/// one is, no baseline if none was compared, inconclusive if one is, else pass.
+pub fn overall(results: &[BenchmarkResult]) -> Overall {
+    let deciding = || results.iter().filter(|r| r.quarantined.is_none());
+    if deciding().any(|r| r.verdict == Verdict::Regressed) {
+        Overall::Regressed
+    } else if results.iter().all(|r| r.ratio.is_none()) {
+        Overall::NoBaseline
+    } else if deciding().any(|r| r.verdict == Verdict::Inconclusive) {
+        Overall::Inconclusive
+    } else {
+        Overall::Pass
+    }
+}
+
 /// Holm's step-down procedure: which hypotheses are rejected at family-wise level `alpha`.
 fn holm(p_values: &[f64], alpha: f64) -> Vec<bool> {
     let m = p_values.len();
@@ -676,29 +667,6 @@ fn holm(p_values: &[f64], alpha: f64) -> Vec<bool> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::holm;
-
-    #[test]
-    fn the_leave_one_out_quantile_matches_sorting_without_the_value() {
-        let values = [0.5, 0.01, 0.3, 0.02, 0.02, 0.9, 0.04, 0.1, 0.0, 0.07];
-        let mut sorted = values.to_vec();
-        sorted.sort_by(f64::total_cmp);
-        for (j, value) in values.iter().enumerate() {
-            let mut others: Vec<f64> = values
-                .iter()
-                .enumerate()
-                .filter(|(k, _)| *k != j)
-                .map(|(_, v)| *v)
-                .collect();
-            others.sort_by(f64::total_cmp);
-            let rank = 0.9 * (others.len() - 1) as f64;
-            let below = rank.floor() as usize;
-            let expected = others[below]
-                + (rank - rank.floor())
-                    * (others[(below + 1).min(others.len() - 1)] - others[below]);
-            let got = super::leave_one_out_quantile(&sorted, *value, 0.9);
-            assert!((got - expected).abs() < 1e-12, "{j}: {got} vs {expected}");
-        }
-    }
 
     #[test]
     fn holm_steps_down_and_stops_at_the_first_failure() {

@@ -7,8 +7,10 @@ pub mod decision;
 mod error;
 pub mod github_text;
 pub mod glob;
+pub mod noise;
 pub mod policy;
 pub mod report;
+pub mod sequential;
 pub mod stats;
 
 pub use error::{Error, Result};

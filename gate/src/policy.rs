@@ -58,6 +58,24 @@ struct ConfigFile {
     overrides: Vec<OverrideSection>,
     #[serde(default)]
     budget: Vec<BudgetSection>,
+    #[serde(default)]
+    quarantine: Vec<QuarantineSection>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct QuarantineSection {
+    benchmarks: String,
+    reason: String,
+}
+
+/// Benchmarks reported but never deciding the gate (`[[quarantine]]`), with why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Quarantine {
+    /// Which benchmarks.
+    pub benchmarks: Glob,
+    /// Why they do not decide (shown beside each).
+    pub reason: String,
 }
 
 #[derive(Deserialize)]
@@ -121,6 +139,8 @@ pub struct Policy {
     pub ignore: Vec<Glob>,
     /// Acceptance criteria judged on the head (`[[budget]]`).
     pub budgets: Vec<crate::budget::Budget>,
+    /// Benchmarks judged and reported, but never failing or holding up the gate.
+    pub quarantine: Vec<Quarantine>,
 }
 
 impl Default for Policy {
@@ -138,6 +158,7 @@ impl Default for Policy {
             overrides: Vec::new(),
             ignore: Vec::new(),
             budgets: Vec::new(),
+            quarantine: Vec::new(),
         }
     }
 }
@@ -250,7 +271,31 @@ impl Policy {
                 throughput_drop,
             });
         }
+        for (i, section) in file.quarantine.iter().enumerate() {
+            let key = |name: &str| format!("quarantine[{i}].{name}");
+            if section.benchmarks.trim().is_empty() {
+                return Err(config_error(key("benchmarks"), "is empty".into()));
+            }
+            if section.reason.trim().is_empty() {
+                return Err(config_error(
+                    key("reason"),
+                    "is empty; say why these benchmarks may not decide the gate".into(),
+                ));
+            }
+            policy.quarantine.push(Quarantine {
+                benchmarks: Glob::new(&section.benchmarks),
+                reason: section.reason.trim().to_owned(),
+            });
+        }
         Ok(policy)
+    }
+
+    /// Why a benchmark is quarantined, if it is.
+    pub fn quarantine_reason(&self, id: &str) -> Option<&str> {
+        self.quarantine
+            .iter()
+            .find(|q| q.benchmarks.matches(id))
+            .map(|q| q.reason.as_str())
     }
 
     /// Whether a benchmark is on the ignore list.

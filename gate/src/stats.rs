@@ -309,12 +309,85 @@ pub fn tail_aware_sigma(series: &[f64]) -> f64 {
     robust.max(largest / median_of_max / std::f64::consts::SQRT_2)
 }
 
+/// The digamma function ψ(x), x > 0 (recurrence to x ≥ 6, then the asymptotic series).
+pub fn digamma(mut x: f64) -> f64 {
+    let mut result = 0.0;
+    while x < 10.0 {
+        result -= 1.0 / x;
+        x += 1.0;
+    }
+    let r = 1.0 / (x * x);
+    result + x.ln() - 0.5 / x - r * (1.0 / 12.0 - r * (1.0 / 120.0 - r / 252.0))
+}
+
+/// The trigamma function ψ′(x), x > 0.
+pub fn trigamma(mut x: f64) -> f64 {
+    let mut result = 0.0;
+    while x < 10.0 {
+        result += 1.0 / (x * x);
+        x += 1.0;
+    }
+    let r = 1.0 / (x * x);
+    result
+        + 1.0 / x
+        + r / 2.0
+        + r / x * (1.0 / 6.0 - r * (1.0 / 30.0 - r * (1.0 / 42.0 - r / 30.0)))
+}
+
+/// ψ″(x), x > 0: the derivative Newton's method needs for [`inverse_trigamma`].
+fn tetragamma(mut x: f64) -> f64 {
+    let mut result = 0.0;
+    while x < 10.0 {
+        result -= 2.0 / (x * x * x);
+        x += 1.0;
+    }
+    let r = 1.0 / (x * x);
+    result - r * (1.0 + 1.0 / x + r * (0.5 - r * (1.0 / 6.0 - r * (1.0 / 6.0 - r * 0.3))))
+}
+
+/// The x > 0 with ψ′(x) = y, y > 0 (Smyth's Newton iteration, as in limma).
+pub fn inverse_trigamma(y: f64) -> f64 {
+    if y > 1e7 {
+        return 1.0 / y.sqrt();
+    }
+    if y < 1e-6 {
+        return 1.0 / y;
+    }
+    let mut x = 0.5 + 1.0 / y;
+    for _ in 0..50 {
+        let tri = trigamma(x);
+        let step = tri * (1.0 - tri / y) / tetragamma(x);
+        x += step;
+        if -step / x < 1e-8 {
+            break;
+        }
+    }
+    x
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn close(a: f64, b: f64, tolerance: f64) -> bool {
         (a - b).abs() <= tolerance * b.abs().max(1e-300)
+    }
+
+    #[test]
+    fn polygamma_functions_match_published_values() {
+        // ψ(1) = −γ, ψ(1/2) = −γ − 2 ln 2, ψ′(1) = π²/6, ψ′(1/2) = π²/2.
+        let gamma = 0.577_215_664_901_532_9;
+        assert!(close(-digamma(1.0), gamma, 1e-10));
+        assert!(close(-digamma(0.5), gamma + 2.0 * 2f64.ln(), 1e-10));
+        let pi2 = std::f64::consts::PI.powi(2);
+        assert!(close(trigamma(1.0), pi2 / 6.0, 1e-10));
+        assert!(close(trigamma(0.5), pi2 / 2.0, 1e-10));
+        assert!(close(trigamma(10.0), 0.105_166_335_681_685_1, 1e-10));
+        // ψ″(1) = −2ζ(3).
+        assert!(close(-tetragamma(1.0), 2.0 * 1.202_056_903_159_594, 1e-9));
+        for x in [0.05, 0.5, 1.0, 3.7, 40.0, 2000.0] {
+            assert!(close(inverse_trigamma(trigamma(x)), x, 1e-6), "{x}");
+        }
     }
 
     #[test]

@@ -29,7 +29,10 @@ case "$mode" in
         base_ref="${GITHUB_BASE_REF:+origin/$GITHUB_BASE_REF}"
         base_ref="${base_ref:-HEAD~1}"
         git fetch --no-tags --depth=50 origin "${GITHUB_BASE_REF:-}" 2>/dev/null || true
-        benchgate ab --base-ref "$base_ref" --head-ref HEAD --rounds "${INPUT_ROUNDS:-3}" \
+        rounds_args=(--max-rounds "${INPUT_MAX_ROUNDS:-8}")
+        if [ -n "${INPUT_ROUNDS:-}" ]; then rounds_args=(--rounds "$INPUT_ROUNDS"); fi
+        if [ -n "${INPUT_BUDGET:-}" ]; then rounds_args+=(--budget "$INPUT_BUDGET"); fi
+        benchgate ab --base-ref "$base_ref" --head-ref HEAD "${rounds_args[@]}" \
             --kind pr "${config_args[@]}" "${warn_args[@]}" --publish \
             --out-json perf-summary.json --out-md perf-summary.md -- "${bench_command[@]}"
         ;;

@@ -3,16 +3,20 @@
 //! Criterion output directory per run, stores every round, and decides with the rounds as the
 //! unit of replication.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context as _, bail};
 use benchgate_collector::{
     CommitSha, HardwareProfile, Measurement, NewRun, RepositoryName, RunKind, RunMeta, Store,
     criterion,
 };
-use benchgate_gate::decision::{Input, Mode, evaluate};
+use benchgate_gate::Policy;
+use benchgate_gate::decision::{
+    BenchmarkResult, Decision, Input, Mode, Plan, Verdict, evaluate_with, overall,
+};
 use benchgate_gate::report::{Context, SideBuild};
 
 use super::decide::{Outputs, ReportArgs, decide_and_publish, load_policy, report};
@@ -29,9 +33,17 @@ pub struct Args {
     /// The head ref.
     #[arg(long, value_name = "REF")]
     head_ref: String,
-    /// Rounds; each runs base once, then head once.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
-    rounds: u32,
+    /// Exactly this many rounds, each running base once, then head once [default: adaptive,
+    /// from 2 rounds to --max-rounds, re-running only the benchmarks still undecided].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100))]
+    rounds: Option<u32>,
+    /// The most rounds adaptive A/B runs.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(2..=100))]
+    max_rounds: u32,
+    /// Stop adding rounds once benchmarking has taken this long (e.g. `10m`); the benchmarks
+    /// still undecided then read `inconclusive`.
+    #[arg(long, value_parser = humantime::parse_duration)]
+    budget: Option<Duration>,
     #[command(flatten)]
     store: StoreArgs,
     /// The kind the rounds are stored as.
@@ -63,7 +75,13 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         allow_identical_builds: args.allow_identical_builds,
         base_ref: &args.base_ref,
         head_ref: &args.head_ref,
-        rounds: args.rounds as usize,
+        rounds: match args.rounds {
+            Some(rounds) => Rounds::Fixed(rounds as usize),
+            None => Rounds::Adaptive {
+                max: args.max_rounds as usize,
+                budget: args.budget,
+            },
+        },
         command: &args.command,
         db: &args.store.db,
         kind: args.kind.into(),
@@ -87,7 +105,7 @@ struct Options<'a> {
     /// The head ref.
     pub head_ref: &'a str,
     /// Rounds: each runs base once and head once.
-    pub rounds: usize,
+    pub rounds: Rounds,
     /// The bench command, run in each worktree.
     pub command: &'a [String],
     /// The store every round is ingested into.
@@ -102,6 +120,35 @@ struct Options<'a> {
     pub target_dir: Option<&'a Path>,
     /// Compare even when the builds are identical and the code is not.
     pub allow_identical_builds: bool,
+}
+
+/// How many rounds run.
+#[derive(Clone, Copy)]
+enum Rounds {
+    /// Exactly this many.
+    Fixed(usize),
+    /// From 2 to `max`, each round after the second running only the undecided benchmarks,
+    /// until none is left, `max` is reached, or benchmarking has taken `budget`.
+    Adaptive {
+        max: usize,
+        budget: Option<Duration>,
+    },
+}
+
+impl Rounds {
+    fn max(self) -> usize {
+        match self {
+            Rounds::Fixed(n) => n,
+            Rounds::Adaptive { max, .. } => max,
+        }
+    }
+
+    fn plan(self) -> Plan {
+        match self {
+            Rounds::Fixed(_) => Plan::Fixed,
+            Rounds::Adaptive { max, .. } => Plan::adaptive(max),
+        }
+    }
 }
 
 /// A detached worktree, removed again when dropped.
@@ -256,7 +303,7 @@ fn code_changes(
 
 /// `benchgate ab`: returns the exit code (0 pass, inconclusive or no baseline; 1 regression).
 async fn ab(args: &Options<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
-    if args.rounds == 0 {
+    if args.rounds.max() == 0 {
         bail!("--rounds: at least 1 (3 or more recommended on shared machines)");
     }
     if args.command.is_empty() {
@@ -333,6 +380,7 @@ async fn ab(args: &Options<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
     let store = Store::open(args.db).await?;
     let result = run_rounds(
         args,
+        &policy,
         bench.as_ref(),
         &store,
         &sides,
@@ -343,7 +391,7 @@ async fn ab(args: &Options<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
     )
     .await;
     store.close().await;
-    let (base_rounds, head_rounds) = result?;
+    let ran = result?;
 
     let [base, head] = [&sides[0], &sides[1]];
     let context = Context {
@@ -359,16 +407,7 @@ async fn ab(args: &Options<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
             Vec::new()
         },
     };
-    let history = Default::default();
-    let decision = evaluate(
-        &Input {
-            mode: Mode::SameJobAb,
-            base_rounds: &base_rounds,
-            head_rounds: &head_rounds,
-            history: &history,
-        },
-        &policy,
-    );
+    let decision = ran.decide(&policy, args.rounds.plan());
     drop(sides);
     report(&decision, &context, &policy, outputs)
 }
@@ -402,10 +441,62 @@ fn refuse_identical_builds(sides: &[Side], package_dirs: &[PathBuf]) -> anyhow::
     )
 }
 
-/// Runs the rounds A B A B ..., storing each; returns the base and head rounds.
+/// The rounds run, and each benchmark's verdict as of the look that decided it.
+struct Ran {
+    base: Vec<Vec<Measurement>>,
+    head: Vec<Vec<Measurement>>,
+    decided: HashMap<String, BenchmarkResult>,
+}
+
+impl Ran {
+    /// The decision on every round; a benchmark decided early keeps the verdict of that look.
+    fn decide(&self, policy: &Policy, plan: Plan) -> Decision {
+        let history = HashMap::new();
+        let mut decision = evaluate_with(
+            &Input {
+                mode: Mode::SameJobAb,
+                base_rounds: &self.base,
+                head_rounds: &self.head,
+                history: &history,
+            },
+            policy,
+            plan,
+        );
+        for b in &mut decision.benchmarks {
+            if let Some(frozen) = self.decided.get(&b.id) {
+                *b = frozen.clone();
+            }
+        }
+        decision.verdict = overall(&decision.benchmarks);
+        decision
+    }
+}
+
+/// A Criterion filter matching exactly these benchmark ids.
+fn filter_for(ids: &[&str]) -> String {
+    let escaped: Vec<String> = ids
+        .iter()
+        .map(|id| {
+            id.chars()
+                .flat_map(|c| {
+                    let special = "\\.+*?()|[]{}^$#&-~".contains(c);
+                    special
+                        .then_some('\\')
+                        .into_iter()
+                        .chain(std::iter::once(c))
+                })
+                .collect()
+        })
+        .collect();
+    format!("^(?:{})$", escaped.join("|"))
+}
+
+/// Runs the rounds A B A B ..., storing each. Adaptive: after every round from the second, the
+/// benchmarks decided so far are set aside, and the next round runs only the others.
 #[allow(clippy::too_many_arguments)]
 async fn run_rounds(
     args: &Options<'_>,
+    policy: &Policy,
     bench: Option<&CargoBench>,
     store: &Store,
     sides: &[Side],
@@ -413,25 +504,42 @@ async fn run_rounds(
     target_dir: &Path,
     repository: &RepositoryName,
     profile: &HardwareProfile,
-) -> anyhow::Result<(Vec<Vec<Measurement>>, Vec<Vec<Measurement>>)> {
+) -> anyhow::Result<Ran> {
     let fingerprint = profile.fingerprint();
     let mut rounds: [Vec<Vec<Measurement>>; 2] = [Vec::new(), Vec::new()];
-    for round in 0..args.rounds {
+    let mut decided: HashMap<String, BenchmarkResult> = HashMap::new();
+    let mut undecided: Option<Vec<String>> = None;
+    let mut benchmarking = Duration::ZERO;
+    let max = args.rounds.max();
+    for round in 0..max {
+        let filter = undecided
+            .as_ref()
+            .map(|ids| filter_for(&ids.iter().map(String::as_str).collect::<Vec<_>>()));
         for (index, side) in sides.iter().enumerate() {
             let what = format!(
-                "round {}/{}: {} ({})",
+                "round {}/{}{}: {} ({})",
                 round + 1,
-                args.rounds,
+                max,
+                match &undecided {
+                    Some(ids) => format!(", {} undecided", ids.len()),
+                    None => String::new(),
+                },
                 side.name,
                 side.commit.short()
             );
             eprintln!("benchgate: {what}");
             let criterion_home = scratch.join(format!("criterion-{}-{}", side.name, round + 1));
             let _ = std::fs::remove_dir_all(&criterion_home);
+            let started = Instant::now();
             match bench {
-                Some(bench) => {
-                    side_build::run(&side.executables, bench, &criterion_home, target_dir, &what)?
-                }
+                Some(bench) => side_build::run(
+                    &side.executables,
+                    bench,
+                    filter.as_deref(),
+                    &criterion_home,
+                    target_dir,
+                    &what,
+                )?,
                 // A command that builds as it runs gets a target directory per side, so
                 // neither side can run the other's build.
                 None => run_in(
@@ -442,6 +550,7 @@ async fn run_rounds(
                     &what,
                 )?,
             }
+            benchmarking += started.elapsed();
             let measurements = criterion::read_tree(&criterion_home, criterion::DEFAULT_BASELINE)
                 .with_context(|| what.clone())?;
             let attempt = store
@@ -467,7 +576,58 @@ async fn run_rounds(
                 .with_context(|| format!("{what}: storing the run"))?;
             rounds[index].push(run.measurements);
         }
+        let Rounds::Adaptive { budget, .. } = args.rounds else {
+            continue;
+        };
+        if round + 1 < 2 {
+            continue;
+        }
+        let so_far = Ran {
+            base: rounds[0].clone(),
+            head: rounds[1].clone(),
+            decided: HashMap::new(),
+        }
+        .decide(policy, args.rounds.plan());
+        for b in &so_far.benchmarks {
+            if b.ratio.is_some()
+                && b.rounds == round + 1
+                && b.verdict != Verdict::Inconclusive
+                && !decided.contains_key(&b.id)
+            {
+                decided.insert(b.id.clone(), b.clone());
+            }
+        }
+        let open: Vec<String> = so_far
+            .benchmarks
+            .iter()
+            .filter(|b| b.ratio.is_some() && !decided.contains_key(&b.id))
+            .map(|b| b.id.clone())
+            .collect();
+        if open.is_empty() {
+            eprintln!(
+                "benchgate: every benchmark decided after {} rounds",
+                round + 1
+            );
+            break;
+        }
+        if let Some(budget) = budget.filter(|b| benchmarking >= *b) {
+            eprintln!(
+                "benchgate: the benchmarking budget ({}) is spent after {} rounds; {} benchmarks stay undecided",
+                humantime::format_duration(budget),
+                round + 1,
+                open.len()
+            );
+            break;
+        }
+        // A command that is not `cargo bench` cannot be told which benchmarks to run.
+        if bench.is_some() {
+            undecided = Some(open);
+        }
     }
     let [base, head] = rounds;
-    Ok((base, head))
+    Ok(Ran {
+        base,
+        head,
+        decided,
+    })
 }

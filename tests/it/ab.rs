@@ -125,6 +125,37 @@ fn a_head_that_does_more_work_in_the_benchmarked_crate_is_regressed() {
         "ten times the pushes: {ratio}"
     );
     assert_ne!(verdict_of(&summary, "mix")["verdict"], "regressed");
+    // Adaptive by default: a suspected regression is confirmed by a third round before it
+    // fails, and each later round runs only the benchmarks still undecided.
+    assert_eq!(push["rounds"], 3, "{push:#}");
+    assert!(push["bound"]["lower"].as_f64().unwrap() > 1.15, "{push:#}");
+    let mix_rounds = verdict_of(&summary, "mix")["rounds"].as_u64().unwrap();
+    let stored: Value = serde_json::from_slice(
+        &benchgate(
+            repo.path(),
+            &[
+                "runs",
+                "--format",
+                "json",
+                "--db",
+                ".benchgate/benchgate.db",
+            ],
+        )
+        .stdout,
+    )
+    .unwrap();
+    let rounds_run = summary["rounds"].as_u64().unwrap();
+    assert_eq!(stored.as_array().unwrap().len() as u64, 2 * rounds_run);
+    for run in stored.as_array().unwrap() {
+        // Round k's runs hold the benchmarks still open at k: both in rounds 1 and 2, and
+        // afterwards push (until round 3) and mix (until its own last round).
+        let attempt = run["attempt"].as_u64().unwrap();
+        let expected = u64::from(attempt <= 3) + u64::from(attempt <= mix_rounds);
+        assert_eq!(run["n_benchmarks"], expected, "{stored:#}");
+    }
+    if mix_rounds == 2 {
+        assert!(err.contains("round 3/8, 1 undecided"), "{err}");
+    }
     let [(base_target, base_hash), (head_target, head_hash)] = builds(&summary);
     assert_eq!(base_target, "zoo/zoo");
     assert_eq!(head_target, "zoo/zoo");
@@ -364,7 +395,7 @@ fn a_failing_bench_command_and_a_bad_ref_are_errors() {
     let err = stderr(&output);
     let last = err.lines().last().unwrap();
     assert!(
-        last.starts_with("benchgate: error: round 1/3: base") && last.contains("`false` failed"),
+        last.starts_with("benchgate: error: round 1/8: base") && last.contains("`false` failed"),
         "{err}"
     );
     assert_eq!(

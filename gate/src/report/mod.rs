@@ -151,15 +151,38 @@ fn limit_text(b: &BenchmarkResult) -> String {
     }
 }
 
-fn noise_text(b: &BenchmarkResult) -> String {
-    match b.noise {
-        Some(noise) => format!(
-            "±{:.1}%{}",
-            noise * 100.0,
-            if b.uncalibrated { " †" } else { "" }
-        ),
-        None => "-".to_owned(),
+/// A ratio where above 1 is worse, as the change users read: time up, or throughput or a
+/// higher-is-better metric down.
+fn ratio_change(b: &BenchmarkResult, ratio: f64) -> String {
+    if b.metric.higher_is_better() {
+        signed_percent(1.0 / ratio - 1.0)
+    } else {
+        signed_percent(ratio - 1.0)
     }
+}
+
+/// The bound the verdict rests on: `≤ x` (the largest change not excluded), `≥ x` (at least),
+/// or `x … y` for a warning. For throughput the inequality turns with the sign.
+fn bound_text(b: &BenchmarkResult) -> String {
+    let Some(bound) = b.bound else {
+        return "-".to_owned();
+    };
+    let flip = b.metric.higher_is_better();
+    let (at_most, at_least) = if flip { ("≥", "≤") } else { ("≤", "≥") };
+    let text = match (bound.lower, bound.upper) {
+        (Some(lower), Some(upper)) => {
+            format!("{} … {}", ratio_change(b, lower), ratio_change(b, upper))
+        }
+        (None, Some(upper)) => format!("{at_most} {}", ratio_change(b, upper)),
+        (Some(lower), None) => format!("{at_least} {}", ratio_change(b, lower)),
+        (None, None) => "-".to_owned(),
+    };
+    format!("{text}{}", if b.uncalibrated { " †" } else { "" })
+}
+
+fn detectable_text(b: &BenchmarkResult) -> String {
+    b.detectable
+        .map_or_else(|| "-".to_owned(), |ratio| ratio_change(b, ratio))
 }
 
 fn value_text(ns: Option<f64>, unit: Option<&str>) -> String {
@@ -207,8 +230,17 @@ fn row(b: &BenchmarkResult, with_verdict: bool) -> Vec<String> {
         value_text(b.head_ns, b.unit.as_deref()),
         change_text(b),
         limit_text(b),
-        noise_text(b),
+        bound_text(b),
+        detectable_text(b),
+        if b.rounds == 0 {
+            "-".to_owned()
+        } else {
+            b.rounds.to_string()
+        },
     ]);
+    if let Some(reason) = &b.quarantined {
+        cells[0] = format!("{} (quarantined: {})", cells[0], reason.replace('|', "\\|"));
+    }
     cells
 }
 
@@ -217,11 +249,65 @@ fn markdown_table(out: &mut String, rows: &[&BenchmarkResult], with_verdict: boo
     if with_verdict {
         header.push("verdict");
     }
-    header.extend(["base", "head", "change", "limit", "noise band"]);
+    header.extend([
+        "base",
+        "head",
+        "change",
+        "limit",
+        "decided on",
+        "detectable",
+        "rounds",
+    ]);
     let _ = writeln!(out, "| {} |", header.join(" | "));
     let _ = writeln!(out, "|{}", "---|".repeat(header.len()));
     for b in rows {
         let _ = writeln!(out, "| {} |", row(b, with_verdict).join(" | "));
+    }
+}
+
+/// The benchmarks too noisy to gate within the rounds there are or can be, and the quarantined.
+fn too_noisy(out: &mut String, decision: &Decision) {
+    let noisy: Vec<&BenchmarkResult> = decision
+        .benchmarks
+        .iter()
+        .filter(|b| b.too_noisy.is_some())
+        .collect();
+    if !noisy.is_empty() {
+        let _ = writeln!(
+            out,
+            "### Too noisy to gate ({})
+",
+            noisy.len()
+        );
+        let _ = writeln!(
+            out,
+            "Even at the rounds below, the smallest change these would call `regressed` is larger than their limit. Quarantine them in `benchgate.toml` (`[[quarantine]]` with a `reason`) to report them without letting them decide, or make them steadier.
+"
+        );
+        for b in noisy {
+            if let Some(t) = b.too_noisy {
+                let _ = writeln!(
+                    out,
+                    "- `{}`: too noisy to gate at {} rounds (detectable {}, limit {})",
+                    b.id.replace('`', "'"),
+                    t.rounds,
+                    ratio_change(b, t.detectable),
+                    limit_text(b)
+                );
+            }
+        }
+        out.push('\n');
+    }
+    let quarantined = decision
+        .benchmarks
+        .iter()
+        .filter(|b| b.quarantined.is_some())
+        .count();
+    if quarantined > 0 {
+        let _ = writeln!(
+            out,
+            "{quarantined} quarantined benchmarks are reported but decide nothing (`[[quarantine]]` in `benchgate.toml`).\n"
+        );
     }
 }
 
@@ -250,7 +336,7 @@ pub fn render_markdown(decision: &Decision, context: &Context, policy: &Policy) 
         (
             Verdict::Inconclusive,
             "Inconclusive",
-            "The noise band is too wide to exclude a regression as large as the limit; more rounds narrow it (roughly by √rounds).",
+            "The bound does not exclude a regression as large as the limit; more rounds narrow it (roughly by √rounds).",
         ),
         (
             Verdict::Warn,
@@ -281,10 +367,11 @@ pub fn render_markdown(decision: &Decision, context: &Context, policy: &Policy) 
         markdown_table(&mut out, &rows, false);
         out.push('\n');
     }
+    too_noisy(&mut out, decision);
     if decision.benchmarks.iter().any(|b| b.uncalibrated) {
         let _ = writeln!(
             out,
-            "† uncalibrated: no rounds and fewer than 10 runs of history on this fingerprint, so the band assumes {:.0}% noise per run. Run base and head in the same job (`benchgate ab --rounds 3`) for a calibrated answer.\n",
+            "† uncalibrated: no rounds and fewer than 10 runs of history on this fingerprint, so the band assumes {:.0}% noise per run. Run base and head in the same job (`benchgate ab`) for a calibrated answer.\n",
             UNCALIBRATED_RUN_NOISE * 100.0
         );
     }
@@ -405,7 +492,21 @@ fn comparison_sentence(decision: &Decision, context: &Context, policy: &Policy) 
     let how = match (&context.source, decision.mode) {
         (Some(source), _) => source.clone(),
         (None, Mode::SameJobAb) => {
-            format!("same-job A/B, {} rounds alternating", decision.rounds)
+            let fewest = decision
+                .benchmarks
+                .iter()
+                .filter(|b| b.rounds > 0)
+                .map(|b| b.rounds)
+                .min()
+                .unwrap_or(decision.rounds);
+            if fewest < decision.rounds {
+                format!(
+                    "same-job A/B, adaptive: {fewest} to {} rounds alternating, each benchmark until decided",
+                    decision.rounds
+                )
+            } else {
+                format!("same-job A/B, {} rounds alternating", decision.rounds)
+            }
         }
         (None, Mode::StoredBaseline) => "stored baseline".to_owned(),
     };
@@ -437,7 +538,7 @@ fn comparison_sentence(decision: &Decision, context: &Context, policy: &Policy) 
         .filter(|b| b.ratio.is_some())
         .count();
     format!(
-        "Head `{}` against base `{}` ({how}){machine}, comparing the {} time per iteration of each round. A benchmark passes when a slowdown as large as its limit is excluded with {:.0}% confidence; it fails only when it is at least the limit and significant after Holm's correction over {compared} benchmarks ({:.0}% chance of any false alarm per comparison). The noise band is the {:.0}% interval of the change, from {}.",
+        "Head `{}` against base `{}` ({how}){machine}, comparing the {} time per iteration of each round. A benchmark passes when a slowdown as large as its limit is excluded with {:.0}% confidence; it fails only when it is at least the limit and significant after Holm's correction over {compared} benchmarks ({:.0}% chance of any false alarm per comparison). \"Decided on\" is the one-sided bound the verdict rests on (at most, at least, or both for a warning), adaptive looks each spending a share of these rates; the noise comes from {}.",
         context.head,
         context.base,
         match policy.statistic {
@@ -447,7 +548,6 @@ fn comparison_sentence(decision: &Decision, context: &Context, policy: &Policy) 
         },
         policy.confidence * 100.0,
         policy.false_alarm_rate * 100.0,
-        policy.confidence * 100.0,
         noise_sources(decision)
     )
 }
@@ -533,7 +633,9 @@ pub fn render_text(decision: &Decision, context: &Context, policy: &Policy, colo
         "HEAD",
         "CHANGE",
         "LIMIT",
-        "NOISE",
+        "DECIDED ON",
+        "DETECTABLE",
+        "ROUNDS",
     ];
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for cells in &rows {

@@ -7,7 +7,9 @@ use serde_json::Value;
 
 use super::{Context, SideBuild};
 use crate::budget::BudgetResult;
-use crate::decision::{BenchmarkResult, Decision, Metric, Mode, NoiseSource, Overall, Verdict};
+use crate::decision::{
+    BenchmarkResult, Decision, DecisionBound, Metric, Mode, NoiseSource, Overall, TooNoisy, Verdict,
+};
 use crate::policy::Policy;
 
 /// The version of the `perf-summary.json` schema; bumped on any incompatible change.
@@ -74,6 +76,14 @@ struct SummaryBenchmark<'a> {
     rounds: usize,
     p_slower: Option<f64>,
     throughput: Option<SummaryThroughput<'a>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    bound: Option<DecisionBound>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    detectable: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    too_noisy: Option<TooNoisy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    quarantined: Option<Cow<'a, str>>,
 }
 
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
@@ -145,6 +155,10 @@ pub fn summary<'a>(decision: &'a Decision, context: &'a Context, policy: &Policy
                         kind: Cow::Borrowed(kind),
                         amount,
                     }),
+                bound: b.bound,
+                detectable: b.detectable,
+                too_noisy: b.too_noisy,
+                quarantined: b.quarantined.as_deref().map(Cow::Borrowed),
             })
             .collect(),
         budgets: decision.budgets.clone(),
@@ -239,6 +253,16 @@ pub fn read_summary(path: &std::path::Path, text: &str) -> crate::Result<ReadSum
                 Some((kind, t.amount))
             }
         };
+        let quarantined = b.quarantined.map(Cow::into_owned);
+        if quarantined
+            .as_deref()
+            .is_some_and(|r| r.len() > MAX_ID_LENGTH || r.chars().any(char::is_control))
+        {
+            return Err(error(
+                field("quarantined"),
+                format!("must be at most {MAX_ID_LENGTH} characters without control characters"),
+            ));
+        }
         benchmarks.push(BenchmarkResult {
             id,
             metric: b.metric,
@@ -255,6 +279,10 @@ pub fn read_summary(path: &std::path::Path, text: &str) -> crate::Result<ReadSum
             noise_source: b.noise_source,
             uncalibrated: b.uncalibrated,
             rounds: b.rounds,
+            bound: b.bound,
+            detectable: b.detectable,
+            too_noisy: b.too_noisy,
+            quarantined,
         });
     }
     let policy = Policy {

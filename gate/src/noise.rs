@@ -1,0 +1,317 @@
+//! Each benchmark's noise: how far its change could be from the truth. From its own rounds,
+//! moderated by what the comparison's other benchmarks show (an empirical-Bayes prior whose
+//! weight is estimated from how alike their noise is, limma's `fitFDist`); else from the
+//! baseline's stored history; else an assumed level. One run a side also takes a floor from
+//! how far the other benchmarks moved, robustly: a minority of real changes cannot raise it.
+
+use crate::stats::{digamma, inverse_trigamma, mean, t_cdf, tail_aware_sigma, trigamma, variance};
+
+/// Benchmarks needed in a comparison before their shared noise level is used as a prior.
+pub const MIN_BENCHMARKS_TO_POOL: usize = 5;
+/// Runs of history needed before a stored-baseline comparison counts as calibrated.
+pub const MIN_HISTORY: usize = 10;
+/// Degrees of freedom of the Student-t against which an uncalibrated `regressed` is claimed:
+/// tails as heavy as those recorded under interference (tests/fixtures/recordings/busy, where
+/// single-run A/A differences reach 57% at the 99th percentile).
+pub const UNCALIBRATED_DF: f64 = 4.0;
+/// Per-run noise (relative) assumed when nothing better is known: the 90th percentile of the
+/// per-run spread across the benchmarks recorded in tests/fixtures/recordings/idle (4.4%),
+/// rounded up. GitHub-hosted runners average 2.66% (CodSpeed, 2025), but a gate must survive the
+/// noisy tenth, not the average.
+pub const UNCALIBRATED_RUN_NOISE: f64 = 0.05;
+/// The most weight the prior gets, in degrees of freedom, when every benchmark's noise looks
+/// alike (the estimate is then unbounded).
+pub const MAX_PRIOR_DF: f64 = 60.0;
+
+/// Where a benchmark's noise estimate came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NoiseSource {
+    /// The spread across same-job rounds.
+    Rounds,
+    /// The baseline's history on this fingerprint.
+    History,
+    /// Neither: an assumed per-run noise (uncalibrated).
+    Assumed,
+}
+
+/// The noise the comparison's benchmarks share: a scaled inverse-χ² prior on each benchmark's
+/// per-round variance.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Prior {
+    /// The typical per-round variance of `d`.
+    pub variance: f64,
+    /// Its weight in degrees of freedom: large when the benchmarks' variances agree, small
+    /// when they differ (a quiet benchmark then keeps its own evidence).
+    pub df: f64,
+}
+
+/// The least weight the prior gets: with two rounds a benchmark's own variance has one degree
+/// of freedom, and alone it would make every band useless.
+pub const MIN_PRIOR_DF: f64 = 2.0;
+
+/// Fits the prior to `(variance, degrees of freedom)` per benchmark (Smyth 2004, as limma's
+/// `fitFDist` without covariates): the log variances' mean and spread beyond what sampling
+/// explains. `None` for fewer than [`MIN_BENCHMARKS_TO_POOL`].
+pub fn fit_prior(observed: &[(f64, f64)]) -> Option<Prior> {
+    let usable: Vec<(f64, f64)> = observed
+        .iter()
+        .copied()
+        .filter(|(s2, df)| *s2 > 0.0 && s2.is_finite() && *df > 0.0)
+        .collect();
+    if usable.len() < MIN_BENCHMARKS_TO_POOL {
+        return None;
+    }
+    let e: Vec<f64> = usable
+        .iter()
+        .map(|(s2, df)| s2.ln() - digamma(df / 2.0) + (df / 2.0).ln())
+        .collect();
+    let e_mean = mean(&e);
+    let excess = variance(&e)
+        - mean(
+            &usable
+                .iter()
+                .map(|(_, df)| trigamma(df / 2.0))
+                .collect::<Vec<_>>(),
+        );
+    let df = if excess > 0.0 {
+        (2.0 * inverse_trigamma(excess)).clamp(MIN_PRIOR_DF, MAX_PRIOR_DF)
+    } else {
+        MAX_PRIOR_DF
+    };
+    Some(Prior {
+        variance: (e_mean + digamma(df / 2.0) - (df / 2.0).ln()).exp(),
+        df,
+    })
+}
+
+/// A benchmark's change, its standard error and degrees of freedom.
+#[derive(Debug, Clone, Copy)]
+pub struct Assessed {
+    /// The mean change over the rounds, `d̂`.
+    pub d: f64,
+    /// Its standard error.
+    pub se: f64,
+    /// The degrees of freedom of `se`.
+    pub df: f64,
+    /// Degrees of freedom a `regressed` is claimed against (heavier tails when uncalibrated).
+    pub claim_df: f64,
+    /// One-sided p-value of "slower".
+    pub p_slower: f64,
+    /// Where the noise came from.
+    pub source: NoiseSource,
+    /// The per-round variance of `d` behind `se` (`se² · rounds`).
+    pub round_variance: f64,
+}
+
+/// One benchmark's rounds: its changes and their within-run variances.
+pub struct Rounds<'a> {
+    /// `d_k` per round.
+    pub d: &'a [f64],
+    /// The mean within-run variance of `d_k` (Criterion's intervals): a floor, never the noise.
+    pub within: f64,
+}
+
+/// Each benchmark's per-round variance of `d` and its degrees of freedom, for [`fit_prior`].
+pub fn observed_variance(rounds: &Rounds<'_>) -> Option<(f64, f64)> {
+    (rounds.d.len() >= 2).then(|| {
+        (
+            variance(rounds.d).max(rounds.within),
+            (rounds.d.len() - 1) as f64,
+        )
+    })
+}
+
+/// The floor for single-round comparisons from how far the comparison's other benchmarks moved,
+/// for the benchmark that moved `own`: interference on a shared machine is sparse (a neighbour
+/// slows whichever benchmark runs at the time) and sometimes global (a whole run slowed). Read
+/// as a half-normal scale from the 90th percentile of the others' |d| (`/ 1.645`), leaving out
+/// the benchmark itself and the largest other move: one real regression elsewhere in the run
+/// cannot widen this benchmark's band (with six benchmarks the 90th percentile was about the
+/// largest other move). The upper quartile and the median were measured too; on the busy
+/// machine they let interference through (docs/accuracy.md). `None` below
+/// [`MIN_BENCHMARKS_TO_POOL`] others.
+pub fn others_spread(sorted_moves: &[f64], own: f64) -> Option<f64> {
+    let n = sorted_moves.len();
+    if n <= MIN_BENCHMARKS_TO_POOL + 1 {
+        return plain_others_spread(sorted_moves, own);
+    }
+    let quantile = if own >= sorted_moves[n - 1] {
+        // `own` is the largest: the others without their largest are the n − 2 smallest.
+        plain_quantile(&sorted_moves[..n - 2], 0.9)
+    } else {
+        leave_one_out_quantile(&sorted_moves[..n - 1], own, 0.9)
+    };
+    Some(quantile / 1.644_853_6)
+}
+
+/// The same without leaving out the largest other move: for an uncalibrated comparison (no
+/// rounds, no history), where the others' moves are all there is to go on and a busy machine's
+/// interference must not read as a regression (docs/accuracy.md).
+pub fn plain_others_spread(sorted_moves: &[f64], own: f64) -> Option<f64> {
+    (sorted_moves.len() > MIN_BENCHMARKS_TO_POOL)
+        .then(|| leave_one_out_quantile(sorted_moves, own, 0.9) / 1.644_853_6)
+}
+
+/// The `q` quantile (linear interpolation) of `sorted`.
+fn plain_quantile(sorted: &[f64], q: f64) -> f64 {
+    let rank = q * (sorted.len() - 1) as f64;
+    let below = rank.floor() as usize;
+    sorted[below]
+        + (rank - rank.floor()) * (sorted[(below + 1).min(sorted.len() - 1)] - sorted[below])
+}
+
+/// A single-round benchmark's floors from the others' moves ([`others_spread`] and
+/// [`plain_others_spread`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Floors {
+    /// With calibrated history: one real change elsewhere cannot raise it.
+    pub robust: Option<f64>,
+    /// Uncalibrated: every other move counts.
+    pub plain: Option<f64>,
+}
+
+/// Assesses one benchmark.
+pub fn assess(
+    rounds: &Rounds<'_>,
+    prior: Option<Prior>,
+    floors: Floors,
+    history: Option<&[f64]>,
+) -> Assessed {
+    let n = rounds.d.len() as f64;
+    let d = mean(rounds.d);
+    let (round_variance, df, source) = match observed_variance(rounds) {
+        Some((observed, observed_df)) => match prior {
+            Some(prior) => (
+                (prior.df * prior.variance + observed_df * observed) / (prior.df + observed_df),
+                prior.df + observed_df,
+                NoiseSource::Rounds,
+            ),
+            None => (observed, observed_df, NoiseSource::Rounds),
+        },
+        None => {
+            let sigma = history
+                .filter(|h| h.len() >= MIN_HISTORY)
+                .map(tail_aware_sigma);
+            let (variance, df, source) = match sigma {
+                // Base and head are each one noisy run.
+                Some(sigma) if sigma.is_finite() => (
+                    2.0 * sigma * sigma,
+                    (history.map_or(0, <[f64]>::len) - 1) as f64,
+                    NoiseSource::History,
+                ),
+                _ => (
+                    2.0 * UNCALIBRATED_RUN_NOISE * UNCALIBRATED_RUN_NOISE,
+                    f64::INFINITY,
+                    NoiseSource::Assumed,
+                ),
+            };
+            // A single round cannot see this comparison's own noise; the others' moves can.
+            let spread = if source == NoiseSource::History {
+                floors.robust
+            } else {
+                floors.plain
+            }
+            .unwrap_or(0.0);
+            (variance.max(spread * spread), df, source)
+        }
+    };
+    let round_variance = round_variance.max(rounds.within);
+    let se = (round_variance / n).sqrt().max(1e-12);
+    let claim_df = if source == NoiseSource::Assumed {
+        UNCALIBRATED_DF
+    } else {
+        df
+    };
+    Assessed {
+        d,
+        se,
+        df,
+        claim_df,
+        p_slower: 1.0 - t_cdf(d / se, claim_df),
+        source,
+        round_variance,
+    }
+}
+
+/// The `q` quantile (linear interpolation) of `sorted` with one occurrence of `left_out`
+/// removed, in O(log n).
+pub fn leave_one_out_quantile(sorted: &[f64], left_out: f64, q: f64) -> f64 {
+    let position = sorted.partition_point(|v| *v < left_out);
+    let at = |i: usize| {
+        if i < position {
+            sorted[i]
+        } else {
+            sorted[i + 1]
+        }
+    };
+    let last = sorted.len() - 2;
+    let rank = q * last as f64;
+    let below = rank.floor() as usize;
+    at(below) + (rank - rank.floor()) * (at((below + 1).min(last)) - at(below))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn alike_variances_pool_fully_and_unlike_ones_barely() {
+        // Twenty benchmarks whose 2-df variances scatter as χ² sampling alone would: all alike.
+        let chi2_2 = [
+            0.1, 0.3, 0.5, 0.8, 1.0, 1.2, 1.5, 1.9, 2.3, 2.8, 0.2, 0.4, 0.7, 1.1, 1.4, 1.7, 2.1,
+            2.6, 3.4, 4.6,
+        ];
+        let alike: Vec<(f64, f64)> = chi2_2.iter().map(|x| (0.01 * x / 2.0, 2.0)).collect();
+        let prior = fit_prior(&alike).unwrap();
+        assert!(prior.df > 20.0, "{prior:?}");
+        assert!((prior.variance / 0.01 - 1.0).abs() < 0.35, "{prior:?}");
+
+        // Half of them 100 times noisier: a quiet one must not be pooled into the noisy ones.
+        let unlike: Vec<(f64, f64)> = alike
+            .iter()
+            .enumerate()
+            .map(|(i, (s2, df))| (if i % 2 == 0 { s2 * 100.0 } else { *s2 }, *df))
+            .collect();
+        let prior = fit_prior(&unlike).unwrap();
+        assert!(prior.df <= MIN_PRIOR_DF + 1e-9, "{prior:?}");
+    }
+
+    #[test]
+    fn a_few_real_changes_do_not_raise_the_others_floor() {
+        // Six benchmarks, one of them really +71% slower: the others' floor stays theirs.
+        let mut moves = vec![0.01, 0.012, 0.008, 0.02, 0.015, 0.011, 0.536];
+        moves.sort_by(f64::total_cmp);
+        let floor = others_spread(&moves, 0.015).unwrap();
+        assert!(floor < 0.02, "{floor}");
+        // The regressed one is judged against the others alike.
+        let floor = others_spread(&moves, 0.536).unwrap();
+        assert!(floor < 0.02, "{floor}");
+    }
+
+    #[test]
+    fn the_leave_one_out_quantile_matches_sorting_without_the_value() {
+        let values = [0.5, 0.01, 0.3, 0.02, 0.02, 0.9, 0.04, 0.1, 0.0, 0.07];
+        let mut sorted = values.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        for (j, value) in values.iter().enumerate() {
+            let mut others: Vec<f64> = values
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| *k != j)
+                .map(|(_, v)| *v)
+                .collect();
+            others.sort_by(f64::total_cmp);
+            for q in [0.5, 0.9] {
+                let rank = q * (others.len() - 1) as f64;
+                let below = rank.floor() as usize;
+                let expected = others[below]
+                    + (rank - rank.floor())
+                        * (others[(below + 1).min(others.len() - 1)] - others[below]);
+                let got = leave_one_out_quantile(&sorted, *value, q);
+                assert!((got - expected).abs() < 1e-12, "{j}: {got} vs {expected}");
+            }
+        }
+    }
+}
