@@ -384,3 +384,115 @@ fn nothing_in_common_is_no_baseline() {
         Overall::NoBaseline
     );
 }
+
+#[test]
+fn a_quarantined_regression_is_reported_but_does_not_fail_the_gate() {
+    let mut cases = quiet(12);
+    cases.push(case("net/rtt", 0.40, 0.005));
+    let (base, head) = rounds(&cases, 3, 11);
+    let policy = Policy::from_toml(
+        "[[quarantine]]\nbenchmarks = \"net/*\"\nreason = \"loopback latency\"\n",
+        std::path::Path::new("benchgate.toml"),
+    )
+    .unwrap();
+    let history = HashMap::new();
+    let input = Input {
+        mode: Mode::SameJobAb,
+        base_rounds: &base,
+        head_rounds: &head,
+        history: &history,
+    };
+    let decision = evaluate(&input, &policy);
+    let rtt = decision
+        .benchmarks
+        .iter()
+        .find(|b| b.id == "net/rtt")
+        .unwrap();
+    assert_eq!(rtt.verdict, Verdict::Regressed);
+    assert_eq!(rtt.quarantined.as_deref(), Some("loopback latency"));
+    assert_eq!(decision.verdict, Overall::Pass);
+    // Without the quarantine the same rounds fail.
+    assert_eq!(
+        evaluate(&input, &Policy::default()).verdict,
+        Overall::Regressed
+    );
+
+    let missing_reason = Policy::from_toml(
+        "[[quarantine]]\nbenchmarks = \"net/*\"\nreason = \" \"\n",
+        std::path::Path::new("benchgate.toml"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        missing_reason.contains("quarantine[0].reason"),
+        "{missing_reason}"
+    );
+}
+
+#[test]
+fn a_significant_slowdown_whose_bound_reaches_the_limit_is_inconclusive_not_warn() {
+    // 13% slower with 2% round noise: clearly slower, but 15% is not excluded at 3 rounds.
+    let mut cases = quiet(12);
+    cases.push(case("parse/big", 0.13, 0.02));
+    let (base, head) = rounds(&cases, 3, 5);
+    let decision = decide(&base, &head, &HashMap::new());
+    let big = decision
+        .benchmarks
+        .iter()
+        .find(|b| b.id == "parse/big")
+        .unwrap();
+    let bound = big.bound.unwrap();
+    assert!(bound.upper.unwrap() >= big.limit, "{big:?}");
+    assert_eq!(big.verdict, Verdict::Inconclusive, "{big:?}");
+    // Every warn rests on a bound below the limit.
+    for b in decision
+        .benchmarks
+        .iter()
+        .filter(|b| b.verdict == Verdict::Warn)
+    {
+        assert!(b.bound.unwrap().upper.unwrap() < b.limit, "{b:?}");
+    }
+}
+
+#[test]
+fn adaptive_looks_confirm_a_regression_at_the_third_round_and_show_what_is_detectable() {
+    use benchgate_gate::decision::{Plan, evaluate_with};
+    let mut cases = quiet(12);
+    cases.push(case("parse/json", 0.50, 0.005));
+    let (base, head) = rounds(&cases, 3, 7);
+    let history = HashMap::new();
+    let at = |n: usize| {
+        evaluate_with(
+            &Input {
+                mode: Mode::SameJobAb,
+                base_rounds: &base[..n],
+                head_rounds: &head[..n],
+                history: &history,
+            },
+            &Policy::default(),
+            Plan::adaptive(8),
+        )
+    };
+    let json = |d: &benchgate_gate::decision::Decision| {
+        d.benchmarks
+            .iter()
+            .find(|b| b.id == "parse/json")
+            .unwrap()
+            .clone()
+    };
+    let second = json(&at(2));
+    assert_eq!(
+        second.verdict,
+        Verdict::Inconclusive,
+        "suspected, not yet failed"
+    );
+    assert!(second.bound.unwrap().lower.unwrap() > 1.15, "{second:?}");
+    let third = json(&at(3));
+    assert_eq!(third.verdict, Verdict::Regressed);
+    // A quiet benchmark can detect a change at its limit, at every look.
+    assert!((third.detectable.unwrap() - 1.15).abs() < 1e-9, "{third:?}");
+    assert!(third.too_noisy.is_none());
+    // The same rounds with one look spend the whole rate: the bound is tighter.
+    let fixed = json(&decide(&base, &head, &history));
+    assert!(fixed.bound.unwrap().lower.unwrap() > third.bound.unwrap().lower.unwrap());
+}

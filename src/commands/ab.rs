@@ -451,25 +451,36 @@ struct Ran {
 impl Ran {
     /// The decision on every round; a benchmark decided early keeps the verdict of that look.
     fn decide(&self, policy: &Policy, plan: Plan) -> Decision {
-        let history = HashMap::new();
-        let mut decision = evaluate_with(
-            &Input {
-                mode: Mode::SameJobAb,
-                base_rounds: &self.base,
-                head_rounds: &self.head,
-                history: &history,
-            },
-            policy,
-            plan,
-        );
-        for b in &mut decision.benchmarks {
-            if let Some(frozen) = self.decided.get(&b.id) {
-                *b = frozen.clone();
-            }
-        }
-        decision.verdict = overall(&decision.benchmarks);
-        decision
+        decide(&self.base, &self.head, &self.decided, policy, plan)
     }
+}
+
+/// One look at `base` and `head`, with the benchmarks in `decided` kept as they were decided.
+fn decide(
+    base: &[Vec<Measurement>],
+    head: &[Vec<Measurement>],
+    decided: &HashMap<String, BenchmarkResult>,
+    policy: &Policy,
+    plan: Plan,
+) -> Decision {
+    let history = HashMap::new();
+    let mut decision = evaluate_with(
+        &Input {
+            mode: Mode::SameJobAb,
+            base_rounds: base,
+            head_rounds: head,
+            history: &history,
+        },
+        policy,
+        plan,
+    );
+    for b in &mut decision.benchmarks {
+        if let Some(frozen) = decided.get(&b.id) {
+            *b = frozen.clone();
+        }
+    }
+    decision.verdict = overall(&decision.benchmarks);
+    decision
 }
 
 /// A Criterion filter matching exactly these benchmark ids.
@@ -582,12 +593,13 @@ async fn run_rounds(
         if round + 1 < 2 {
             continue;
         }
-        let so_far = Ran {
-            base: rounds[0].clone(),
-            head: rounds[1].clone(),
-            decided: HashMap::new(),
-        }
-        .decide(policy, args.rounds.plan());
+        let so_far = decide(
+            &rounds[0],
+            &rounds[1],
+            &HashMap::new(),
+            policy,
+            args.rounds.plan(),
+        );
         for b in &so_far.benchmarks {
             if b.ratio.is_some()
                 && b.rounds == round + 1

@@ -173,20 +173,9 @@ fn key(delta: f64) -> i64 {
 }
 
 /// One comparison: `base`/`head` rounds; every benchmark judged at δ = 0, then each benchmark
-/// slowed alone at every δ > 0.
+/// slowed alone at every δ > 0. `other`, when given, is a benchmark really slowed in every head
+/// and left out of the tally.
 fn tally_comparison(
-    table: &mut Table,
-    policy: &Policy,
-    setting: &str,
-    base: &[Vec<Measurement>],
-    head: &[Vec<Measurement>],
-    history: &HashMap<String, Vec<f64>>,
-) {
-    tally_beside(table, policy, setting, base, head, history, None);
-}
-
-/// [`tally_comparison`], leaving out `other` (a benchmark really slowed in every head).
-fn tally_beside(
     table: &mut Table,
     policy: &Policy,
     setting: &str,
@@ -365,6 +354,7 @@ fn measure_recording(table: &mut Table, policy: &Policy, runs: &[Vec<Measurement
             &base,
             &head,
             &none,
+            None,
         );
     }
     // Adaptive A/B: up to MAX_ROUNDS rounds from consecutive runs.
@@ -388,12 +378,13 @@ fn measure_recording(table: &mut Table, policy: &Policy, runs: &[Vec<Measurement
             &base,
             &head,
             &history,
+            None,
         );
         // A second real regression in the same run: another benchmark 71% slower (on the idle
         // machine, where a stored baseline is meant to decide).
         let other = runs[i + 1][0].id.as_str();
         if state == "idle" {
-            tally_beside(
+            tally_comparison(
                 table,
                 policy,
                 &format!("stored baseline + history, another benchmark +71%, {state}"),
@@ -410,6 +401,7 @@ fn measure_recording(table: &mut Table, policy: &Policy, runs: &[Vec<Measurement
             &base,
             &head,
             &none,
+            None,
         );
     }
 }
@@ -436,6 +428,7 @@ fn measure_corpus_pairs(table: &mut Table, policy: &Policy) {
             &[base],
             &[new],
             &none,
+            None,
         );
     }
 }
