@@ -123,8 +123,22 @@ pub fn criterion_home() -> anyhow::Result<PathBuf> {
     if let Some(home) = non_empty_var("CRITERION_HOME") {
         return Ok(PathBuf::from(home));
     }
+    Ok(target_directory().join("criterion"))
+}
+
+/// Where gungraun writes its summaries, as gungraun-runner finds it: `$GUNGRAUN_HOME`, else the
+/// cargo target directory's `gungraun/`.
+pub fn gungraun_home() -> PathBuf {
+    match non_empty_var("GUNGRAUN_HOME") {
+        Some(home) => PathBuf::from(home),
+        None => target_directory().join("gungraun"),
+    }
+}
+
+/// `$CARGO_TARGET_DIR`, else cargo's target directory for this workspace, else `target`.
+fn target_directory() -> PathBuf {
     if let Some(target) = non_empty_var("CARGO_TARGET_DIR") {
-        return Ok(PathBuf::from(target).join("criterion"));
+        return PathBuf::from(target);
     }
     if let Some(metadata) = output_of(
         "cargo",
@@ -138,9 +152,9 @@ pub fn criterion_home() -> anyhow::Result<PathBuf> {
     ) && let Ok(value) = serde_json::from_str::<serde_json::Value>(&metadata)
         && let Some(target) = value.get("target_directory").and_then(|t| t.as_str())
     {
-        return Ok(PathBuf::from(target).join("criterion"));
+        return PathBuf::from(target);
     }
-    Ok(PathBuf::from("target/criterion"))
+    PathBuf::from("target")
 }
 
 /// This machine's profile, with the runner image from `ImageOS`/`ImageVersion` and the compiler

@@ -106,7 +106,7 @@ struct CargoProfile {
 }
 
 /// Sets the mtime of every file in `dir` (not `.git`) to now, so cargo sees them as changed.
-fn touch_tree(dir: &Path, now: SystemTime) -> anyhow::Result<usize> {
+pub fn touch_tree(dir: &Path, now: SystemTime) -> anyhow::Result<usize> {
     let mut touched = 0;
     let mut pending = vec![dir.to_path_buf()];
     while let Some(dir) = pending.pop() {

@@ -284,6 +284,14 @@ impl Samples {
         Ok(Self { iters, times })
     }
 
+    /// One observation of `value` (an exact count, a custom metric's single value).
+    pub fn single(value: f64) -> Self {
+        Self {
+            iters: vec![1.0],
+            times: vec![value],
+        }
+    }
+
     /// Iteration counts, one per sample.
     pub fn iters(&self) -> &[f64] {
         &self.iters

@@ -78,6 +78,16 @@ pub enum Error {
         reason: String,
     },
 
+    /// A directory named for gungraun's output holds no summary.
+    #[error(
+        "{}: no gungraun summaries found (looked for **/summary.json); run the gungraun benches with `-- --save-summary=json` (or set GUNGRAUN_SAVE_SUMMARY=json) first",
+        path.display()
+    )]
+    NoGungraunSummaries {
+        /// The directory that was searched.
+        path: PathBuf,
+    },
+
     /// Two benchmarks in one run share an identity.
     #[error("duplicate benchmark id {id:?}: in {} and in {}", first.display(), second.display())]
     DuplicateBenchmark {

@@ -1,5 +1,5 @@
 //! benchgate's collector: reads Criterion output (directory trees and `cargo criterion` JSON
-//! messages), fingerprints the machine, and stores runs in SQLite. It also holds the domain
+//! messages) and gungraun's instruction counts, fingerprints the machine, and stores runs in SQLite. It also holds the domain
 //! types the other parts share.
 
 pub mod cargo_criterion;
@@ -7,6 +7,7 @@ pub mod criterion;
 pub mod domain;
 mod error;
 pub mod fingerprint;
+pub mod gungraun;
 pub mod history;
 pub mod metrics;
 pub mod store;

@@ -16,6 +16,9 @@
 //! Single-round comparisons also take a floor from how far the comparison's other benchmarks
 //! moved: interference is sparse or global, and one run a side cannot tell it from code.
 //!
+//! Exact counts (gungraun's instruction counts) are judged apart, by exact arithmetic and their
+//! own limits: see [`crate::counts`].
+//!
 //! Criterion's within-run interval is always a floor, never the noise itself. Then, with limit
 //! `L` (`ln 1.15` latency, `ln(1/0.9)` throughput): `regressed` if `d̂ ≥ L` and the slowdown is
 //! significant after Holm's correction over all benchmarks; `pass` if the one-sided upper
@@ -23,7 +26,10 @@
 
 use std::collections::HashMap;
 
+use benchgate_collector::gungraun::is_count_unit;
 use benchgate_collector::{Direction, Estimate, Measurement};
+
+use crate::counts::{self, CountInput};
 
 use crate::noise::{
     Assessed, Floors, Rounds, assess, fit_prior, observed_variance, others_spread,
@@ -268,6 +274,8 @@ pub struct Decision {
     pub benchmarks: Vec<BenchmarkResult>,
     /// Every `[[budget]]`, judged on the head.
     pub budgets: Vec<crate::budget::BudgetResult>,
+    /// Counts stored but not judged: events without a limit under `[instructions]`.
+    pub unjudged: Vec<String>,
 }
 
 impl Decision {
@@ -339,6 +347,7 @@ pub fn evaluate_with(input: &Input<'_>, policy: &Policy, plan: Plan) -> Decision
     ids.dedup();
 
     let mut results = Vec::with_capacity(ids.len());
+    let mut unjudged = Vec::new();
     let mut candidates = Vec::with_capacity(ids.len());
     for id in ids {
         let pairs: Vec<(&Measurement, &Measurement)> = (0..rounds)
@@ -380,8 +389,31 @@ pub fn evaluate_with(input: &Input<'_>, policy: &Policy, plan: Plan) -> Decision
             too_noisy: None,
             quarantined: policy.quarantine_reason(id).map(str::to_owned),
         };
+        let count_event = custom
+            .map(|c| c.unit.as_str())
+            .filter(|unit| is_count_unit(unit));
         if policy.is_ignored(id) {
             results.push(bare(Verdict::Ignored));
+        } else if let (Some(event), false) = (count_event, pairs.is_empty())
+            && policy.counts.limit(event).is_none()
+        {
+            unjudged.push(id.to_owned());
+        } else if let (Some(event), false) = (count_event, pairs.is_empty()) {
+            let value = |m: &Measurement| round_statistic(m, Statistic::Quantile(0.0));
+            let base: Vec<f64> = pairs.iter().map(|(b, _)| value(b)).collect();
+            let head: Vec<f64> = pairs.iter().map(|(_, h)| value(h)).collect();
+            let limit = policy.counts.limit(event).unwrap_or(0.0);
+            results.push(counts::judge(
+                &CountInput {
+                    id,
+                    event,
+                    base: &base,
+                    head: &head,
+                    history: input.history.get(id).map(Vec::as_slice),
+                },
+                limit,
+                policy,
+            ));
         } else if pairs.is_empty() {
             results.push(bare(if any_head.is_some() {
                 Verdict::New
@@ -563,6 +595,7 @@ pub fn evaluate_with(input: &Input<'_>, policy: &Policy, plan: Plan) -> Decision
         rounds,
         benchmarks: results,
         budgets: crate::budget::evaluate(&policy.budgets, input.head_rounds),
+        unjudged,
     }
 }
 

@@ -3,6 +3,7 @@
 //! GitHub calls themselves are the binary's (`src/github/`).
 
 pub mod budget;
+pub mod counts;
 pub mod decision;
 mod error;
 pub mod github_text;

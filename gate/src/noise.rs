@@ -33,6 +33,9 @@ pub enum NoiseSource {
     History,
     /// Neither: an assumed per-run noise (uncalibrated).
     Assumed,
+    /// Exact counts: no noise but what the rounds and history showed them move (see
+    /// [`crate::counts`]).
+    Exact,
 }
 
 /// The noise the comparison's benchmarks share: a scaled inverse-χ² prior on each benchmark's

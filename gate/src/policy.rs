@@ -60,6 +60,55 @@ struct ConfigFile {
     budget: Vec<BudgetSection>,
     #[serde(default)]
     quarantine: Vec<QuarantineSection>,
+    #[serde(default)]
+    instructions: Option<InstructionsSection>,
+}
+
+/// `[instructions]`: how exact counts (gungraun's) are judged.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InstructionsSection {
+    decide: Option<bool>,
+    instructions: Option<String>,
+    estimated_cycles: Option<String>,
+    l1_hits: Option<String>,
+    ll_hits: Option<String>,
+    ram_hits: Option<String>,
+}
+
+/// Default limit on instruction counts: +5%. Counts are exact (identical code: 0.0% on every
+/// sample workload, with two CPU hogs running, and after unrelated code changes), so the limit
+/// is about what matters, not noise; it leaves room for the artefacts a toolchain or allocator
+/// change brings, which move counts a little.
+pub const DEFAULT_INSTRUCTIONS_INCREASE: f64 = 0.05;
+
+/// How exact counts are judged (`[instructions]`): a limit per event, and whether their
+/// verdicts decide the gate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CountPolicy {
+    /// Whether a count regression fails the gate (`false`: it is reported and informs).
+    pub decide: bool,
+    /// (event, largest tolerated increase as a fraction); events not listed are reported only.
+    pub limits: Vec<(&'static str, f64)>,
+}
+
+impl Default for CountPolicy {
+    fn default() -> Self {
+        Self {
+            decide: true,
+            limits: vec![("instructions", DEFAULT_INSTRUCTIONS_INCREASE)],
+        }
+    }
+}
+
+impl CountPolicy {
+    /// The event's limit as a fraction, if it is judged.
+    pub fn limit(&self, event: &str) -> Option<f64> {
+        self.limits
+            .iter()
+            .find(|(name, _)| *name == event)
+            .map(|(_, limit)| *limit)
+    }
 }
 
 #[derive(Deserialize)]
@@ -141,6 +190,8 @@ pub struct Policy {
     pub budgets: Vec<crate::budget::Budget>,
     /// Benchmarks judged and reported, but never failing or holding up the gate.
     pub quarantine: Vec<Quarantine>,
+    /// How exact counts (gungraun's instruction counts) are judged.
+    pub counts: CountPolicy,
 }
 
 impl Default for Policy {
@@ -159,6 +210,7 @@ impl Default for Policy {
             ignore: Vec::new(),
             budgets: Vec::new(),
             quarantine: Vec::new(),
+            counts: CountPolicy::default(),
         }
     }
 }
@@ -286,6 +338,28 @@ impl Policy {
                 benchmarks: Glob::new(&section.benchmarks),
                 reason: section.reason.trim().to_owned(),
             });
+        }
+        if let Some(section) = &file.instructions {
+            if let Some(decide) = section.decide {
+                policy.counts.decide = decide;
+            }
+            for (key, event, value) in [
+                ("instructions", "instructions", &section.instructions),
+                (
+                    "estimated_cycles",
+                    "estimated cycles",
+                    &section.estimated_cycles,
+                ),
+                ("l1_hits", "L1 hits", &section.l1_hits),
+                ("ll_hits", "LL hits", &section.ll_hits),
+                ("ram_hits", "RAM hits", &section.ram_hits),
+            ] {
+                let Some(value) = value else { continue };
+                let limit = percent(value, 0.0, 100.0)
+                    .map_err(|m| config_error(format!("instructions.{key}"), m))?;
+                policy.counts.limits.retain(|(name, _)| *name != event);
+                policy.counts.limits.push((event, limit));
+            }
         }
         Ok(policy)
     }

@@ -11,7 +11,7 @@ mod common;
 
 use benchgate_collector::Throughput;
 use benchgate_gate::Policy;
-use benchgate_gate::decision::{Decision, Input, Mode, Overall, evaluate};
+use benchgate_gate::decision::{Decision, Input, Mode, Overall, Verdict, evaluate};
 use benchgate_gate::github_text::{
     COMMENT_LIMIT, Conclusion, OverrideNote, check_output, comment_body, conclusion,
     status_description,
@@ -414,4 +414,163 @@ fn a_bad_summary_is_refused_naming_the_field() {
         refuse(&|v| v["confidence"] = 1.5.into()),
         "artifact/perf-summary.json: `confidence`: must lie in (0, 1)"
     );
+}
+
+/// Real gungraun counts (the fixture of `aead/seal/chacha20_poly1305_16_kib`) beside three noisy
+/// rounds of its wall-time twin; the head does twice the work per seal.
+fn counts_beside_time(policy: &Policy) -> Decision {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "../collector/tests/fixtures/gungraun/aead-seal-chacha20_poly1305_16_kib.summary.json",
+    );
+    let (_, base_counts) = benchgate_collector::gungraun::read_file(&fixture).unwrap();
+    let doubled: Vec<_> = base_counts
+        .iter()
+        .map(|m| {
+            let mut m = m.clone();
+            let value = m.median.point * 2.0;
+            m.median = benchgate_collector::Estimate {
+                point: value,
+                lower: value,
+                upper: value,
+                confidence_level: 0.95,
+            };
+            m.mean = m.median;
+            m.samples = benchgate_collector::Samples::single(value);
+            m
+        })
+        .collect();
+    let noisy = [0.7, 1.45, 1.1];
+    let time = "aead/seal/chacha20-poly1305/16 KiB";
+    let (mut base, mut head) = (Vec::new(), Vec::new());
+    for (k, wobble) in noisy.iter().enumerate() {
+        let mut b = vec![measurement(time, 10_000.0, 0.005, None)];
+        let mut h = vec![measurement(time, 11_200.0 * wobble, 0.005, None)];
+        if k == 0 {
+            b.extend(base_counts.clone());
+            h.extend(doubled.clone());
+        }
+        base.push(b);
+        head.push(h);
+    }
+    let history = HashMap::new();
+    evaluate(
+        &Input {
+            mode: Mode::SameJobAb,
+            base_rounds: &base,
+            head_rounds: &head,
+            history: &history,
+        },
+        policy,
+    )
+}
+
+#[test]
+fn an_instruction_count_shares_its_wall_time_twins_row_and_decides() {
+    let decision = counts_beside_time(&Policy::default());
+    let count = "aead/seal/chacha20_poly1305_16_kib/instructions";
+    let verdict = |id: &str| {
+        decision
+            .benchmarks
+            .iter()
+            .find(|b| b.id == id)
+            .unwrap()
+            .verdict
+    };
+    assert_eq!(verdict(count), Verdict::Regressed);
+    assert_eq!(
+        verdict("aead/seal/chacha20-poly1305/16 KiB"),
+        Verdict::Inconclusive
+    );
+    assert_eq!(decision.verdict, Overall::Regressed);
+    // The fixture's other events have no default limit: stored, not judged.
+    assert_eq!(
+        decision.unjudged,
+        [
+            "aead/seal/chacha20_poly1305_16_kib/L1 hits",
+            "aead/seal/chacha20_poly1305_16_kib/LL hits",
+            "aead/seal/chacha20_poly1305_16_kib/RAM hits",
+            "aead/seal/chacha20_poly1305_16_kib/estimated cycles",
+        ]
+    );
+    let markdown = render_markdown(&decision, &Context::default(), &Policy::default());
+    insta::assert_snapshot!("counts_beside_time_md", markdown);
+    // The time row carries the count's verdict; the count has no row of its own where its twin
+    // is shown, but leads the regressions.
+    let all = markdown.split("<details>").nth(1).unwrap();
+    assert!(
+        all.contains("| `aead/seal/chacha20-poly1305/16 KiB` | inconclusive |")
+            && all.contains("| +100.0% (regressed) |"),
+        "{all}"
+    );
+    assert!(!all.contains(&format!("`{count}`")), "{all}");
+    let regressions = markdown.split("### Inconclusive").next().unwrap();
+    assert!(
+        regressions.contains(&format!("| `{count}` |")),
+        "{regressions}"
+    );
+    let text = render_text(&decision, &Context::default(), &Policy::default(), false);
+    assert!(text.contains("INSTRUCTIONS"), "{text}");
+    assert!(text.contains("+100.0% (regressed)"), "{text}");
+
+    // `[instructions] decide = false`: the count informs, the gate follows wall time alone.
+    let informing = Policy::from_toml(
+        "[instructions]\ndecide = false\nestimated_cycles = \"10%\"\n",
+        Path::new("benchgate.toml"),
+    )
+    .unwrap();
+    let decision = counts_beside_time(&informing);
+    assert_eq!(verdict(count), Verdict::Regressed);
+    let informed = decision.benchmarks.iter().find(|b| b.id == count).unwrap();
+    assert_eq!(
+        informed.quarantined.as_deref(),
+        Some(benchgate_gate::counts::INFORM_ONLY)
+    );
+    assert_eq!(decision.verdict, Overall::Inconclusive);
+    // Estimated cycles now have a limit: judged, no longer among the unjudged.
+    assert_eq!(decision.unjudged.len(), 3);
+    assert!(
+        decision
+            .benchmarks
+            .iter()
+            .any(|b| b.id.ends_with("/estimated cycles") && b.verdict == Verdict::Regressed)
+    );
+    // The summary keeps it all.
+    let text = serde_json::to_string(&summary(&decision, &Context::default(), &informing)).unwrap();
+    let read = read_summary(Path::new("perf-summary.json"), &text).unwrap();
+    assert_eq!(read.decision, decision);
+}
+
+#[test]
+fn a_bad_instructions_table_is_refused_naming_the_key() {
+    let error = Policy::from_toml(
+        "[instructions]\ninstructions = \"five\"\n",
+        Path::new("benchgate.toml"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(error.contains("instructions.instructions"), "{error}");
+    let error = Policy::from_toml(
+        "[instructions]\nl2_hits = \"5%\"\n",
+        Path::new("benchgate.toml"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(error.contains("l2_hits"), "{error}");
+}
+
+#[test]
+fn ids_pair_ignoring_case_and_punctuation() {
+    use benchgate_gate::report::pair_key;
+    let key = "aead_seal_chacha20_poly1305_16_kib";
+    assert_eq!(pair_key("aead/seal/chacha20-poly1305/16 KiB"), key);
+    assert_eq!(pair_key("aead/seal/chacha20_poly1305_16_kib"), key);
+    assert_eq!(
+        pair_key("parse/csv numbers/256"),
+        pair_key("parse/csv_numbers/_256")
+    );
+    assert_ne!(
+        pair_key("parse/csv numbers/256"),
+        pair_key("parse/csv_numbers/_2560")
+    );
+    assert_eq!(pair_key("naïve λ lookup"), "naïve_λ_lookup");
 }

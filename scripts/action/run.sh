@@ -18,6 +18,19 @@ if [ -n "${INPUT_COLLECTOR_URL:-}" ]; then
     export BENCHGATE_TOKEN="${INPUT_COLLECTOR_TOKEN:-}"
 fi
 read -r -a bench_command <<< "${INPUT_BENCH_COMMAND:-cargo bench --workspace}"
+instructions_args=()
+count_instructions() { :; }
+if [ "${INPUT_INSTRUCTIONS:-false}" = true ]; then
+    instructions_command="${INPUT_INSTRUCTIONS_COMMAND:-cargo bench --bench instructions}"
+    instructions_args=(--instructions "$instructions_command")
+    # Stored runs: gungraun writes its summaries under the target directory, where
+    # `benchgate ingest` finds them beside Criterion's output.
+    count_instructions() {
+        local command
+        read -r -a command <<< "$instructions_command"
+        GUNGRAUN_SAVE_SUMMARY=json "${command[@]}"
+    }
+fi
 
 head_sha() {
     # The pull request's head, not GITHUB_SHA (the merge commit).
@@ -33,11 +46,12 @@ case "$mode" in
         if [ -n "${INPUT_ROUNDS:-}" ]; then rounds_args=(--rounds "$INPUT_ROUNDS"); fi
         if [ -n "${INPUT_BUDGET:-}" ]; then rounds_args+=(--budget "$INPUT_BUDGET"); fi
         benchgate ab --base-ref "$base_ref" --head-ref HEAD "${rounds_args[@]}" \
-            --kind pr "${config_args[@]}" "${warn_args[@]}" --publish \
+            --kind pr "${instructions_args[@]}" "${config_args[@]}" "${warn_args[@]}" --publish \
             --out-json perf-summary.json --out-md perf-summary.md -- "${bench_command[@]}"
         ;;
     pr)
         "${bench_command[@]}"
+        count_instructions
         sha="$(head_sha)"
         run="$(benchgate ingest --kind pr --commit "${sha:-$(git rev-parse HEAD)}")"
         if [ ${#collector_args[@]} -gt 0 ]; then
@@ -48,6 +62,7 @@ case "$mode" in
         ;;
     nightly)
         "${bench_command[@]}"
+        count_instructions
         run="$(benchgate ingest --kind nightly)"
         if [ ${#collector_args[@]} -gt 0 ]; then
             benchgate upload "$run" "${collector_args[@]}"

@@ -15,7 +15,7 @@ use benchgate_collector::{
 };
 use benchgate_gate::Policy;
 use benchgate_gate::decision::{
-    BenchmarkResult, Decision, Input, Mode, Plan, Verdict, evaluate_with, overall,
+    BenchmarkResult, Decision, Input, Mode, NoiseSource, Plan, Verdict, evaluate_with, overall,
 };
 use benchgate_gate::report::{Context, SideBuild};
 
@@ -61,6 +61,12 @@ pub struct Args {
     /// differs (a change that compiles to the same machine code).
     #[arg(long)]
     allow_identical_builds: bool,
+    /// Also count instructions: run this gungraun bench command once in each checkout before the
+    /// rounds (e.g. `cargo bench -p mycrate --bench instructions`; Valgrind and gungraun-runner
+    /// must be installed), and store its counts with the first round. Counts are exact, so one
+    /// run a side decides them.
+    #[arg(long, value_name = "COMMAND")]
+    instructions: Option<String>,
     #[command(flatten)]
     report: ReportArgs,
     /// The bench command, run in each checkout, e.g. `cargo bench`.
@@ -83,6 +89,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
             },
         },
         command: &args.command,
+        instructions: args.instructions.as_deref(),
         db: &args.store.db,
         kind: args.kind.into(),
         repo: args.repo.as_deref(),
@@ -108,6 +115,8 @@ struct Options<'a> {
     pub rounds: Rounds,
     /// The bench command, run in each worktree.
     pub command: &'a [String],
+    /// The gungraun bench command (whitespace-separated), run once in each worktree.
+    pub instructions: Option<&'a str>,
     /// The store every round is ingested into.
     pub db: &'a Path,
     /// The kind the rounds are stored as.
@@ -239,6 +248,47 @@ fn run_in(
         bail!("{what}: `{}` failed with {status}", command.join(" "));
     }
     Ok(())
+}
+
+/// Runs the gungraun bench `command` once in `side`'s worktree (its own `GUNGRAUN_HOME`, the
+/// shared target directory) and reads the counts it saved.
+fn count_instructions(
+    side: &Side,
+    command: &str,
+    scratch: &Path,
+    target_dir: &Path,
+) -> anyhow::Result<Vec<Measurement>> {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let (program, rest) = words
+        .split_first()
+        .context("--instructions: the command is empty")?;
+    let what = format!(
+        "counting instructions in {} ({})",
+        side.name,
+        side.commit.short()
+    );
+    eprintln!("benchgate: {what}: {command}");
+    let home = scratch.join(format!("gungraun-{}", side.name));
+    let _ = std::fs::remove_dir_all(&home);
+    // The target directory is shared: cargo would take the other side's newer build of the
+    // same crates for fresh, so this side's sources are made newer than it (see side_build).
+    side_build::touch_tree(&side.worktree.path, SystemTime::now()).with_context(|| what.clone())?;
+    let status = Command::new(program)
+        .args(rest)
+        .current_dir(&side.worktree.path)
+        .env("GUNGRAUN_HOME", &home)
+        .env("GUNGRAUN_SAVE_SUMMARY", "json")
+        .env("CARGO_TARGET_DIR", target_dir)
+        .stdin(Stdio::null())
+        .stdout(std::io::stderr())
+        .status()
+        .with_context(|| format!("{what}: cannot run `{command}`"))?;
+    if !status.success() {
+        bail!(
+            "{what}: `{command}` failed with {status} (are Valgrind and a gungraun-runner of the crate's gungraun version installed?)"
+        );
+    }
+    benchgate_collector::gungraun::read_dir(&home).with_context(|| what.clone())
 }
 
 /// One side of the comparison: its commit, worktree, and (for `cargo bench`) the executables
@@ -377,8 +427,16 @@ async fn ab(args: &Options<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
         }
     }
 
+    let mut counts = Vec::new();
+    if let Some(command) = args.instructions {
+        for side in &sides {
+            counts.push(count_instructions(side, command, &scratch, &target_dir)?);
+        }
+    }
+
     let store = Store::open(args.db).await?;
     let result = run_rounds(
+        &counts,
         args,
         &policy,
         bench.as_ref(),
@@ -506,6 +564,7 @@ fn filter_for(ids: &[&str]) -> String {
 /// benchmarks decided so far are set aside, and the next round runs only the others.
 #[allow(clippy::too_many_arguments)]
 async fn run_rounds(
+    counts: &[Vec<Measurement>],
     args: &Options<'_>,
     policy: &Policy,
     bench: Option<&CargoBench>,
@@ -562,8 +621,24 @@ async fn run_rounds(
                 )?,
             }
             benchmarking += started.elapsed();
-            let measurements = criterion::read_tree(&criterion_home, criterion::DEFAULT_BASELINE)
-                .with_context(|| what.clone())?;
+            let mut measurements =
+                criterion::read_tree(&criterion_home, criterion::DEFAULT_BASELINE)
+                    .with_context(|| what.clone())?;
+            // The side's instruction counts go with its first round: exact, they need no more.
+            if round == 0
+                && let Some(counted) = counts.get(index)
+            {
+                for count in counted {
+                    if measurements.iter().any(|m| m.id == count.id) {
+                        bail!(
+                            "{what}: benchmark {:?} is both a Criterion benchmark and a gungraun count",
+                            count.id.as_str()
+                        );
+                    }
+                }
+                measurements.extend(counted.iter().cloned());
+                measurements.sort_by(|a, b| a.id.cmp(&b.id));
+            }
             let attempt = store
                 .last_attempt(repository, &side.commit, &fingerprint, args.kind)
                 .await?
@@ -609,9 +684,11 @@ async fn run_rounds(
                 decided.insert(b.id.clone(), b.clone());
             }
         }
+        // Counts were decided by their one run; only wall time takes more rounds.
         let open: Vec<String> = so_far
             .benchmarks
             .iter()
+            .filter(|b| b.noise_source != Some(NoiseSource::Exact))
             .filter(|b| b.ratio.is_some() && !decided.contains_key(&b.id))
             .map(|b| b.id.clone())
             .collect();

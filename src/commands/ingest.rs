@@ -59,6 +59,11 @@ pub struct Args {
     /// "direction"}}}`); repeatable. Without Criterion output, the run holds the metrics alone.
     #[arg(long, value_name = "FILE")]
     metrics: Vec<PathBuf>,
+    /// gungraun's output directory, whose `**/summary.json` files (`-- --save-summary=json`)
+    /// hold instruction counts to store beside Criterion's times [default: the target
+    /// directory's `gungraun/` (or $GUNGRAUN_HOME) when it exists and no PATH is given].
+    #[arg(long, value_name = "DIR")]
+    gungraun: Option<PathBuf>,
 }
 
 /// The run `ingest` (or `upload`) reads: everything checked, nothing stored yet.
@@ -76,6 +81,14 @@ pub fn read_new_run(args: &Args) -> anyhow::Result<NewRun> {
     }
     let branch = args.branch.clone().or_else(environment::branch);
 
+    let gungraun = match &args.gungraun {
+        Some(dir) => Some(dir.clone()),
+        // Beside Criterion's default tree only: a named tree is read alone.
+        None if args.path.is_none() && args.cargo_criterion_json.is_none() => {
+            Some(environment::gungraun_home()).filter(|dir| dir.is_dir())
+        }
+        None => None,
+    };
     let measurements = match &args.cargo_criterion_json {
         Some(source) if source.as_os_str() == "-" => {
             cargo_criterion::read_messages(std::io::stdin().lock(), Path::new("-"))?
@@ -91,21 +104,37 @@ pub fn read_new_run(args: &Args) -> anyhow::Result<NewRun> {
                 None => environment::criterion_home()?,
             };
             match criterion::read_tree(&root, &args.baseline) {
-                // With custom metrics and no directory named, Criterion output is optional.
+                // With custom metrics or counts and no directory named, Criterion output is
+                // optional.
                 Err(
                     benchgate_collector::Error::MissingDirectory { .. }
                     | benchgate_collector::Error::EmptyTree { .. },
-                ) if !args.metrics.is_empty() && args.path.is_none() => Vec::new(),
+                ) if (!args.metrics.is_empty() || gungraun.is_some()) && args.path.is_none() => {
+                    Vec::new()
+                }
                 other => other?,
             }
         }
     };
     let mut measurements = measurements;
+    let mut extra: Vec<(PathBuf, Vec<benchgate_collector::Measurement>)> = Vec::new();
+    if let Some(dir) = gungraun {
+        let counts = benchgate_collector::gungraun::read_dir(&dir)?;
+        eprintln!(
+            "benchgate: read {} instruction-count measurements from {}",
+            counts.len(),
+            dir.display()
+        );
+        extra.push((dir, counts));
+    }
     for file in &args.metrics {
-        for metric in benchgate_collector::metrics::read_file(file)? {
+        extra.push((file.clone(), benchgate_collector::metrics::read_file(file)?));
+    }
+    for (file, read) in extra {
+        for metric in read {
             if measurements.iter().any(|m| m.id == metric.id) {
                 bail!(
-                    "{}: benchmark {:?} is measured twice (in Criterion's output or another metrics file)",
+                    "{}: benchmark {:?} is measured twice (in Criterion's output, gungraun's or a metrics file)",
                     file.display(),
                     metric.id.as_str()
                 );

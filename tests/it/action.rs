@@ -73,22 +73,7 @@ fn publish_release(github: &FakeGitHub, dir: &Path, checksum_of: Option<&[u8]>) 
 /// A repository holding the sample workloads' crate, with `main` at A and a pull request
 /// branch `feature` of two commits: B slows the seal down in code, C adds a comment.
 fn repository(dir: &Path, build: bool) -> [String; 3] {
-    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/sample-workloads");
-    copy_dir(&samples.join("src"), &dir.join("src"));
-    copy_dir(&samples.join("benches"), &dir.join("benches"));
-    // The crate on its own: its manifest without the workspace's lints, and the workspace's
-    // lock file, pruned by an offline build to what the crate needs (every version in it is
-    // one the workspace's own build downloaded).
-    let manifest = std::fs::read_to_string(samples.join("Cargo.toml"))
-        .unwrap()
-        .replace("[lints]\nworkspace = true\n", "[workspace]\n");
-    std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
-    std::fs::copy(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.lock"),
-        dir.join("Cargo.lock"),
-    )
-    .unwrap();
-    std::fs::write(dir.join(".gitignore"), "/target/\n").unwrap();
+    sample_workloads_crate(dir);
     if build {
         build_benches(dir);
     }
@@ -150,6 +135,8 @@ struct World {
     download_url: String,
     workspace: PathBuf,
     commits: [String; 3],
+    /// Whether Valgrind and gungraun-runner are here to count instructions.
+    counting: bool,
 }
 
 impl World {
@@ -185,6 +172,8 @@ impl World {
             download_url,
             workspace,
             commits,
+            counting: build
+                && crate::instructions::tools_present("the Action's instruction counts"),
         }
     }
 
@@ -241,15 +230,26 @@ impl World {
         }
     }
 
-    /// The inputs every run here gives: the release, the service and its token.
+    /// The inputs every run here gives: the release, the service and its token; with
+    /// `counting`, instruction counts of the crate's gungraun benches too.
     fn with<'a>(&'a self, mode: &'a str) -> Vec<(&'a str, &'a str)> {
-        vec![
+        let mut with = vec![
             ("mode", mode),
             ("version", VERSION),
             ("download-url", &self.download_url),
             ("collector-url", &self.collector_url),
             ("collector-token", &self.token),
-        ]
+        ];
+        if self.counting {
+            with.extend([
+                ("instructions", "true"),
+                (
+                    "instructions-command",
+                    "cargo bench --locked --offline --bench instructions",
+                ),
+            ]);
+        }
+        with
     }
 
     fn service_runs(&self) -> Vec<Value> {
@@ -303,7 +303,11 @@ fn a_pull_request_end_to_end() {
     assert_eq!(runs[0]["commit"], a.as_str());
     assert_eq!(runs[0]["kind"], "nightly");
     assert_eq!(runs[0]["branch"], "main");
-    assert_eq!(runs[0]["n_benchmarks"], 7, "aead ×4, framing ×2, handshake");
+    assert_eq!(
+        runs[0]["n_benchmarks"],
+        if world.counting { 7 + 9 * 5 } else { 7 },
+        "aead ×4, framing ×2, handshake; with counts, 9 gungraun benchmarks × 5 events"
+    );
     assert!(
         job.temp.join("benchgate-site/index.html").is_file(),
         "the nightly builds the dashboard site"
@@ -356,6 +360,18 @@ fn a_pull_request_end_to_end() {
         "eight times the work: ratio {ratio}"
     );
     assert_eq!(slowed["throughput"]["amount"], 16384);
+    if world.counting {
+        // The same code change, counted: exactly eight seals per iteration, one run a side.
+        let counted = benchmark(&summary, "aead/seal/chacha20_poly1305_16_kib/instructions");
+        assert_eq!(counted["verdict"], "regressed", "{counted:#}");
+        let ratio = counted["ratio"].as_f64().unwrap();
+        assert!(
+            (7.9..8.1).contains(&ratio),
+            "eight times the instructions: {ratio}"
+        );
+        let open = benchmark(&summary, "aead/open/chacha20_poly1305_16_kib/instructions");
+        assert_eq!(open["verdict"], "pass", "{open:#}");
+    }
     assert!(
         first.summary.contains("benchgate regressed"),
         "{}",
@@ -383,6 +399,16 @@ fn a_pull_request_end_to_end() {
         "{comment_body}"
     );
     assert!(comment_body.contains(SLOWED), "{comment_body}");
+    if world.counting {
+        let row = comment_body
+            .lines()
+            .find(|l| l.starts_with(&format!("| `{SLOWED}` |")))
+            .unwrap_or_else(|| panic!("{comment_body}"));
+        assert!(
+            row.ends_with("% (regressed) |"),
+            "both verdicts on one row: {row}"
+        );
+    }
     assert!(comment_body.contains(&b[..12]), "{comment_body}");
     let runs = world.service_runs();
     assert_eq!(runs.len(), 2);

@@ -15,6 +15,7 @@ mod dashboard;
 mod export;
 mod gate;
 mod import;
+mod instructions;
 mod metrics;
 mod publish;
 mod serve;

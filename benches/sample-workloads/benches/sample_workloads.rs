@@ -21,25 +21,15 @@ use std::net::{TcpListener, TcpStream};
 use std::time::Duration;
 
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use ring::aead::{AES_256_GCM, Aad, CHACHA20_POLY1305, LessSafeKey, Nonce, UnboundKey};
+use ring::aead::{AES_256_GCM, Aad, CHACHA20_POLY1305, LessSafeKey, UnboundKey};
 use ring::agreement::{EphemeralPrivateKey, UnparsedPublicKey, X25519, agree_ephemeral};
 use ring::hkdf::{HKDF_SHA256, Salt};
 use ring::rand::{SecureRandom as _, SystemRandom};
 
-use benchgate_sample_workloads::repeats;
-
-const PAYLOAD: usize = 16 * 1024;
-
-fn aead_key(algorithm: &'static ring::aead::Algorithm) -> LessSafeKey {
-    let bytes: Vec<u8> = (0..algorithm.key_len()).map(|i| i as u8 ^ 0x5c).collect();
-    LessSafeKey::new(UnboundKey::new(algorithm, &bytes).expect("a key of the algorithm's length"))
-}
-
-fn nonce(counter: u64) -> Nonce {
-    let mut bytes = [0u8; 12];
-    bytes[4..].copy_from_slice(&counter.to_be_bytes());
-    Nonce::assume_unique_for_key(bytes)
-}
+use benchgate_sample_workloads::{
+    PAYLOAD, aead_key, csv_line, decode_frames, encode_frames, fnv1a, messages, nonce, open,
+    parse_numbers, popcount, repeats, seal, sealed_record,
+};
 
 /// AEAD seal and open of a 16 KiB record, as a secure channel does per record.
 fn aead(c: &mut Criterion) {
@@ -55,20 +45,10 @@ fn aead(c: &mut Criterion) {
         let mut record = vec![0x42u8; PAYLOAD];
         let mut counter = 0u64;
         group.bench_function(&id, |b| {
-            b.iter(|| {
-                for _ in 0..times {
-                    counter += 1;
-                    let tag = key
-                        .seal_in_place_separate_tag(nonce(counter), Aad::from(b"hdr"), &mut record)
-                        .expect("sealing 16 KiB");
-                    black_box(tag.as_ref()[0]);
-                }
-            })
+            b.iter(|| black_box(seal(&key, &mut record, &mut counter, times)))
         });
 
-        let mut sealed = vec![0x42u8; PAYLOAD];
-        key.seal_in_place_append_tag(nonce(0), Aad::from(b"hdr"), &mut sealed)
-            .expect("sealing 16 KiB");
+        let sealed = sealed_record(&key);
         let id = format!("open/{name}/16 KiB");
         let times = repeats(&format!("aead/{id}"));
         group.bench_function(&id, |b| {
@@ -76,10 +56,7 @@ fn aead(c: &mut Criterion) {
                 || vec![sealed.clone(); times],
                 |records| {
                     for record in records.iter_mut() {
-                        let plain = key
-                            .open_in_place(nonce(0), Aad::from(b"hdr"), record)
-                            .expect("the record opens");
-                        black_box(plain.len());
+                        black_box(open(&key, record));
                     }
                 },
                 BatchSize::SmallInput,
@@ -89,66 +66,9 @@ fn aead(c: &mut Criterion) {
     group.finish();
 }
 
-/// Writes `value` as a LEB128 varint.
-fn put_varint(out: &mut Vec<u8>, mut value: u64) {
-    while value >= 0x80 {
-        out.push((value as u8) | 0x80);
-        value >>= 7;
-    }
-    out.push(value as u8);
-}
-
-/// Reads a LEB128 varint at `at`, advancing it; `None` if cut short or longer than 10 bytes.
-fn get_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
-    let mut value = 0u64;
-    for shift in (0..70).step_by(7) {
-        let byte = *bytes.get(*at)?;
-        *at += 1;
-        value |= u64::from(byte & 0x7f) << shift;
-        if byte & 0x80 == 0 {
-            return Some(value);
-        }
-    }
-    None
-}
-
-/// Frames: a varint length, a type byte, a varint stream id, then the payload.
-fn encode_frames(messages: &[(u8, u64, Vec<u8>)], out: &mut Vec<u8>) {
-    out.clear();
-    for (kind, stream, payload) in messages {
-        put_varint(out, payload.len() as u64);
-        out.push(*kind);
-        put_varint(out, *stream);
-        out.extend_from_slice(payload);
-    }
-}
-
-/// Decodes every frame, checking bounds and summing each payload as a reader would touch it;
-/// returns (frames, payload bytes, a checksum of stream ids and payloads).
-fn decode_frames(bytes: &[u8]) -> Option<(usize, usize, u64)> {
-    let (mut at, mut frames, mut payload, mut streams) = (0usize, 0usize, 0usize, 0u64);
-    while at < bytes.len() {
-        let len = usize::try_from(get_varint(bytes, &mut at)?).ok()?;
-        let kind = *bytes.get(at)?;
-        at += 1;
-        streams ^= get_varint(bytes, &mut at)? ^ u64::from(kind);
-        let body = bytes.get(at..at.checked_add(len)?)?;
-        streams = streams.wrapping_add(body.iter().map(|&b| u64::from(b)).sum::<u64>());
-        payload += body.len();
-        at += len;
-        frames += 1;
-    }
-    Some((frames, payload, streams))
-}
-
 /// Message framing: encode and decode 256 messages of mixed sizes (16 B to 1.5 KiB).
 fn framing(c: &mut Criterion) {
-    let messages: Vec<(u8, u64, Vec<u8>)> = (0..256u64)
-        .map(|i| {
-            let len = [16usize, 64, 200, 1500][(i % 4) as usize];
-            ((i % 7) as u8, i * 4 + 1, vec![(i % 251) as u8; len])
-        })
-        .collect();
+    let messages = messages();
     let mut wire = Vec::new();
     encode_frames(&messages, &mut wire);
     let mut group = c.benchmark_group("framing");
@@ -272,32 +192,10 @@ fn handshakes(c: &mut Criterion) {
     group.finish();
 }
 
-/// Sums the decimal numbers of a comma-separated line.
-fn parse_numbers(line: &str) -> u64 {
-    line.split(',')
-        .filter_map(|field| field.trim().parse::<u64>().ok())
-        .sum()
-}
-
-/// FNV-1a over bytes.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
-        (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
-}
-
-/// Counts set bits across a word slice.
-fn popcount(words: &[u64]) -> u32 {
-    words.iter().map(|w| w.count_ones()).sum()
-}
-
 fn parsing(c: &mut Criterion) {
     let mut group = c.benchmark_group("parse");
     for n in [16usize, 256, 4096] {
-        let line: String = (0..n)
-            .map(|i| (i * 7919).to_string())
-            .collect::<Vec<_>>()
-            .join(",");
+        let line = csv_line(n);
         group.throughput(Throughput::Bytes(line.len() as u64));
         group.bench_with_input(BenchmarkId::new("csv numbers", n), &line, |b, line| {
             b.iter(|| parse_numbers(black_box(line)))

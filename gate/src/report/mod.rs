@@ -1,6 +1,7 @@
 //! Reports of a [`Decision`]: `perf-summary.json` (a stable, versioned schema), the markdown the
 //! PR comment carries (`perf-summary.md`) and terminal text. Pure functions of their inputs.
 
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
 use crate::budget::{BudgetResult, BudgetVerdict};
@@ -244,7 +245,88 @@ fn row(b: &BenchmarkResult, with_verdict: bool) -> Vec<String> {
     cells
 }
 
-fn markdown_table(out: &mut String, rows: &[&BenchmarkResult], with_verdict: bool) {
+/// An id as instruction counts and wall time are matched: lower case, every run of other
+/// characters than letters and digits one `_`, none at the ends. `aead/seal/chacha20-poly1305/16
+/// KiB` and gungraun's `aead/seal/chacha20_poly1305_16_kib` both read
+/// `aead_seal_chacha20_poly1305_16_kib`.
+pub fn pair_key(id: &str) -> String {
+    let mut key = String::with_capacity(id.len());
+    for c in id.chars().flat_map(char::to_lowercase) {
+        if c.is_alphanumeric() {
+            key.push(c);
+        } else if !key.ends_with('_') {
+            key.push('_');
+        }
+    }
+    key.trim_matches('_').to_owned()
+}
+
+/// Which wall-time benchmark each instruction count belongs to, when it is named alike.
+pub struct Pairs<'a> {
+    /// Wall-time benchmark id → its instruction-count result.
+    counts_of: HashMap<&'a str, &'a BenchmarkResult>,
+    /// Instruction-count id → the wall-time benchmark id it pairs with.
+    time_of: HashMap<&'a str, &'a str>,
+}
+
+impl<'a> Pairs<'a> {
+    /// Pairs the decision's instruction counts with its wall-time benchmarks.
+    pub fn new(decision: &'a Decision) -> Self {
+        let suffix = "/instructions";
+        let counts: HashMap<String, &BenchmarkResult> = decision
+            .benchmarks
+            .iter()
+            .filter(|b| is_count(b))
+            .filter(|b| b.unit.as_deref() == Some("instructions"))
+            .filter_map(|b| Some((pair_key(b.id.strip_suffix(suffix)?), b)))
+            .collect();
+        let mut pairs = Pairs {
+            counts_of: HashMap::new(),
+            time_of: HashMap::new(),
+        };
+        for b in &decision.benchmarks {
+            if b.unit.is_some() {
+                continue;
+            }
+            if let Some(count) = counts.get(&pair_key(&b.id)) {
+                pairs.counts_of.insert(b.id.as_str(), count);
+                pairs.time_of.insert(count.id.as_str(), b.id.as_str());
+            }
+        }
+        pairs
+    }
+
+    /// The instruction-count result shown on a wall-time benchmark's row.
+    pub fn count_of(&self, time_id: &str) -> Option<&'a BenchmarkResult> {
+        self.counts_of.get(time_id).copied()
+    }
+
+    /// The wall-time benchmark an instruction count pairs with.
+    pub fn time_of(&self, count_id: &str) -> Option<&'a str> {
+        self.time_of.get(count_id).copied()
+    }
+}
+
+/// Whether a result is of an exact count (gungraun's events).
+fn is_count(b: &BenchmarkResult) -> bool {
+    b.unit
+        .as_deref()
+        .is_some_and(benchgate_collector::gungraun::is_count_unit)
+}
+
+/// `+99.8% (regressed)`: an instruction count as its wall-time twin's row shows it.
+fn count_cell(count: &BenchmarkResult) -> String {
+    format!("{} ({})", change_text(count), count.verdict.as_str())
+}
+
+fn markdown_table(
+    out: &mut String,
+    rows: &[&BenchmarkResult],
+    with_verdict: bool,
+    pairs: &Pairs<'_>,
+) {
+    let with_counts = !pairs.counts_of.is_empty();
+    let in_table: HashSet<&str> = rows.iter().map(|b| b.id.as_str()).collect();
     let mut header = vec!["benchmark"];
     if with_verdict {
         header.push("verdict");
@@ -258,10 +340,21 @@ fn markdown_table(out: &mut String, rows: &[&BenchmarkResult], with_verdict: boo
         "detectable",
         "rounds",
     ]);
+    if with_counts {
+        header.push("instructions");
+    }
     let _ = writeln!(out, "| {} |", header.join(" | "));
     let _ = writeln!(out, "|{}", "---|".repeat(header.len()));
     for b in rows {
-        let _ = writeln!(out, "| {} |", row(b, with_verdict).join(" | "));
+        // A count shown on its twin's row in this table needs no row of its own.
+        if pairs.time_of(&b.id).is_some_and(|t| in_table.contains(t)) {
+            continue;
+        }
+        let mut cells = row(b, with_verdict);
+        if with_counts {
+            cells.push(pairs.count_of(&b.id).map_or("-".to_owned(), count_cell));
+        }
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
     }
 }
 
@@ -311,9 +404,30 @@ fn too_noisy(out: &mut String, decision: &Decision) {
     }
 }
 
+/// The count events stored but not judged, in a sentence.
+fn unjudged_note(out: &mut String, decision: &Decision) {
+    if decision.unjudged.is_empty() {
+        return;
+    }
+    let mut events: Vec<&str> = decision
+        .unjudged
+        .iter()
+        .filter_map(|id| id.rsplit('/').next())
+        .collect();
+    events.sort_unstable();
+    events.dedup();
+    let _ = writeln!(
+        out,
+        "{} counts of {} are stored and charted but not judged: give them a limit under `[instructions]` in `benchgate.toml` to judge them.\n",
+        decision.unjudged.len(),
+        events.join(", ")
+    );
+}
+
 /// `perf-summary.md`: what the PR comment carries. Verdict first, then regressions,
 /// inconclusive results, warnings and improvements, then every benchmark folded.
 pub fn render_markdown(decision: &Decision, context: &Context, policy: &Policy) -> String {
+    let pairs = Pairs::new(decision);
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -364,7 +478,7 @@ pub fn render_markdown(decision: &Decision, context: &Context, policy: &Policy) 
         if !note.is_empty() {
             let _ = writeln!(out, "{note}\n");
         }
-        markdown_table(&mut out, &rows, false);
+        markdown_table(&mut out, &rows, false, &pairs);
         out.push('\n');
     }
     too_noisy(&mut out, decision);
@@ -375,13 +489,14 @@ pub fn render_markdown(decision: &Decision, context: &Context, policy: &Policy) 
             UNCALIBRATED_RUN_NOISE * 100.0
         );
     }
+    unjudged_note(&mut out, decision);
     let all: Vec<&BenchmarkResult> = decision.benchmarks.iter().collect();
     let _ = writeln!(
         out,
         "<details><summary>All {} benchmarks</summary>\n",
         all.len()
     );
-    markdown_table(&mut out, &all, true);
+    markdown_table(&mut out, &all, true, &pairs);
     let _ = writeln!(out, "\n</details>");
     out
 }
@@ -571,6 +686,10 @@ fn noise_sources(decision: &Decision) -> String {
             NoiseSource::Assumed,
             "an assumed noise level (uncalibrated, marked †)",
         ),
+        (
+            NoiseSource::Exact,
+            "exact arithmetic on instruction counts (within what their rounds and history moved)",
+        ),
     ]
     .into_iter()
     .filter_map(|(source, words)| match count(source) {
@@ -578,7 +697,8 @@ fn noise_sources(decision: &Decision) -> String {
         n if n
             == count(NoiseSource::Rounds)
                 + count(NoiseSource::History)
-                + count(NoiseSource::Assumed) =>
+                + count(NoiseSource::Assumed)
+                + count(NoiseSource::Exact) =>
         {
             Some(words.to_owned())
         }
@@ -617,16 +737,25 @@ pub fn render_text(decision: &Decision, context: &Context, policy: &Policy, colo
     if let Some(builds) = builds_sentence(context) {
         let _ = writeln!(out, "{}\n", builds.replace('`', ""));
     }
-    let rows: Vec<Vec<String>> = decision
+    let pairs = Pairs::new(decision);
+    let with_counts = !pairs.counts_of.is_empty();
+    let shown: Vec<&BenchmarkResult> = decision
         .benchmarks
+        .iter()
+        .filter(|b| pairs.time_of(&b.id).is_none())
+        .collect();
+    let rows: Vec<Vec<String>> = shown
         .iter()
         .map(|b| {
             let mut cells = row(b, true);
             cells[0] = b.id.clone();
+            if with_counts {
+                cells.push(pairs.count_of(&b.id).map_or("-".to_owned(), count_cell));
+            }
             cells
         })
         .collect();
-    let header = [
+    let mut header = vec![
         "BENCHMARK",
         "VERDICT",
         "BASE",
@@ -637,6 +766,9 @@ pub fn render_text(decision: &Decision, context: &Context, policy: &Policy, colo
         "DETECTABLE",
         "ROUNDS",
     ];
+    if with_counts {
+        header.push("INSTRUCTIONS");
+    }
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for cells in &rows {
         for (width, cell) in widths.iter_mut().zip(cells) {
@@ -655,9 +787,13 @@ pub fn render_text(decision: &Decision, context: &Context, policy: &Policy, colo
         }
         text.trim_end().to_owned()
     };
-    let _ = writeln!(out, "{}", line(&header.map(str::to_owned), None));
-    for (cells, b) in rows.iter().zip(&decision.benchmarks) {
+    let header: Vec<String> = header.into_iter().map(str::to_owned).collect();
+    let _ = writeln!(out, "{}", line(&header, None));
+    for (cells, b) in rows.iter().zip(&shown) {
         let _ = writeln!(out, "{}", line(cells, Some(b.verdict)));
     }
+    let mut note = String::new();
+    unjudged_note(&mut note, decision);
+    out.push_str(&note.replace('`', ""));
     out
 }

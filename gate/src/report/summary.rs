@@ -41,6 +41,9 @@ pub struct Summary<'a> {
     builds: Vec<SideBuild>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     source: Option<Cow<'a, str>>,
+    /// Counts stored but not judged (no limit under `[instructions]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    unjudged: Vec<Cow<'a, str>>,
 }
 
 /// How many benchmarks got each verdict, in the schema's order.
@@ -164,6 +167,11 @@ pub fn summary<'a>(decision: &'a Decision, context: &'a Context, policy: &Policy
         budgets: decision.budgets.clone(),
         builds: context.builds.clone(),
         source: context.source.as_deref().map(Cow::Borrowed),
+        unjudged: decision
+            .unjudged
+            .iter()
+            .map(|id| Cow::Borrowed(id.as_str()))
+            .collect(),
     }
 }
 
@@ -298,6 +306,7 @@ pub fn read_summary(path: &std::path::Path, text: &str) -> crate::Result<ReadSum
             rounds: summary.rounds,
             benchmarks,
             budgets: summary.budgets,
+            unjudged: summary.unjudged.into_iter().map(Cow::into_owned).collect(),
         },
         context: Context {
             base: summary.base.into_owned(),

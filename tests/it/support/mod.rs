@@ -167,3 +167,44 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     assert!(output.status.success(), "git {args:?}");
     String::from_utf8(output.stdout).unwrap().trim().to_owned()
 }
+
+/// The sample workloads' crate on its own in `dir`: its sources, its manifest without the
+/// workspace's lints, and the workspace's lock file (every version in it is one the workspace's
+/// own build downloaded, so `--offline --locked` builds work; cargo prunes it on first build).
+pub fn sample_workloads_crate(dir: &Path) {
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/sample-workloads");
+    copy_dir(&samples.join("src"), &dir.join("src"));
+    copy_dir(&samples.join("benches"), &dir.join("benches"));
+    let manifest = std::fs::read_to_string(samples.join("Cargo.toml"))
+        .unwrap()
+        .replace("[lints]\nworkspace = true\n", "[workspace]\n");
+    std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.lock"),
+        dir.join("Cargo.lock"),
+    )
+    .unwrap();
+    std::fs::write(dir.join(".gitignore"), "/target/\n").unwrap();
+}
+
+/// A process spinning on one core until dropped: a CPU hog, as a shared runner's neighbour.
+pub struct CpuHog(std::process::Child);
+
+impl CpuHog {
+    /// Starts one.
+    pub fn start() -> Self {
+        Self(
+            std::process::Command::new("sh")
+                .args(["-c", "while :; do :; done"])
+                .spawn()
+                .unwrap(),
+        )
+    }
+}
+
+impl Drop for CpuHog {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
