@@ -153,7 +153,7 @@ fn to_measurement(
             (field, reason)
         },
     )?;
-    Ok(Measurement {
+    let measurement = Measurement {
         id,
         throughput,
         mean,
@@ -161,7 +161,15 @@ fn to_measurement(
         sampling_mode: None,
         samples,
         custom: None,
-    })
+    };
+    measurement.check_plausible().map_err(|(field, reason)| {
+        let field = field
+            .replacen("times", "measured_values", 1)
+            .replacen("point_estimate", "estimate", 1)
+            .replacen("confidence_interval.", "", 1);
+        (field, reason)
+    })?;
+    Ok(measurement)
 }
 
 fn interval(

@@ -189,8 +189,12 @@ fn find_benchmark_dirs(root: &Path, baseline: &str) -> Result<Vec<PathBuf>> {
                 children.push(entry.file_name());
             }
         }
+        // A results directory holding any of Criterion's files is a benchmark, so one missing
+        // a file is refused by name, never silently left out.
         let is_benchmark = children.iter().any(|name| name == baseline)
-            && dir.join(baseline).join("estimates.json").is_file();
+            && ["estimates.json", "sample.json", "benchmark.json"]
+                .iter()
+                .any(|file| dir.join(baseline).join(file).is_file());
         if is_benchmark {
             found.push(dir.clone());
         }
@@ -231,6 +235,12 @@ fn read_benchmark(root: &Path, dir: &Path, baseline: &str) -> Result<Measurement
     };
 
     let estimates_path = results.join("estimates.json");
+    if !estimates_path.is_file() {
+        return Err(Error::MissingFile {
+            path: estimates_path,
+            needs: "estimates.json and sample.json in its results directory",
+        });
+    }
     let estimates: EstimatesFile = parse_json_file(&estimates_path)?;
     let mean = validate_estimate(&estimates_path, "mean", &estimates.mean)?;
     let median = validate_estimate(&estimates_path, "median", &estimates.median)?;
@@ -244,7 +254,7 @@ fn read_benchmark(root: &Path, dir: &Path, baseline: &str) -> Result<Measurement
     }
     let (sampling_mode, samples) = read_samples(&sample_path)?;
 
-    Ok(Measurement {
+    let measurement = Measurement {
         id,
         throughput,
         mean,
@@ -252,7 +262,20 @@ fn read_benchmark(root: &Path, dir: &Path, baseline: &str) -> Result<Measurement
         sampling_mode,
         samples,
         custom: None,
-    })
+    };
+    measurement.check_plausible().map_err(|(field, reason)| {
+        let file = if field.starts_with("mean") || field.starts_with("median") {
+            estimates_path
+        } else {
+            sample_path
+        };
+        Error::InvalidValue {
+            path: file,
+            field,
+            reason,
+        }
+    })?;
+    Ok(measurement)
 }
 
 fn read_benchmark_file(path: &Path) -> Result<(BenchmarkId, Option<Throughput>)> {

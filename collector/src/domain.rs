@@ -339,6 +339,68 @@ pub struct Measurement {
     pub custom: Option<CustomMetric>,
 }
 
+/// The longest time per iteration accepted from Criterion: one hour. Criterion's own estimates
+/// are finite for any f64, so a damaged or forged file can say `1.7e308` ns; stored, such a
+/// value would swamp every comparison it enters.
+pub const MAX_NS_PER_ITERATION: f64 = 3.6e12;
+
+/// Criterion's sampling modes, as its files and messages write them.
+pub const SAMPLING_MODES: &[&str] = &["Linear", "Flat", "Auto"];
+
+impl Measurement {
+    /// Checks what the types cannot: a Criterion time's estimates and every sample's time per
+    /// iteration at most [`MAX_NS_PER_ITERATION`], and the sampling mode one of
+    /// [`SAMPLING_MODES`]. Custom metrics and counts are in their own units and not bounded.
+    /// The error is (field, reason), fields named as in Criterion's files.
+    pub fn check_plausible(&self) -> std::result::Result<(), (String, String)> {
+        if let Some(mode) = &self.sampling_mode
+            && !SAMPLING_MODES.contains(&mode.as_str())
+        {
+            return Err((
+                "sampling_mode".to_owned(),
+                format!("is {mode:?}; expected one of Linear, Flat, Auto"),
+            ));
+        }
+        if self.custom.is_some() {
+            return Ok(());
+        }
+        let too_long = |ns: f64| ns > MAX_NS_PER_ITERATION;
+        for (name, estimate) in [("mean", &self.mean), ("median", &self.median)] {
+            for (part, value) in [
+                ("point_estimate", estimate.point),
+                ("confidence_interval.lower_bound", estimate.lower),
+                ("confidence_interval.upper_bound", estimate.upper),
+            ] {
+                if too_long(value) {
+                    return Err((
+                        format!("{name}.{part}"),
+                        format!(
+                            "is {value} ns; more than an hour per iteration is not a measurement"
+                        ),
+                    ));
+                }
+            }
+        }
+        if let Some(i) = self
+            .samples
+            .iters()
+            .iter()
+            .zip(self.samples.times())
+            .position(|(n, t)| too_long(t / n))
+        {
+            return Err((
+                format!("times[{i}]"),
+                format!(
+                    "is {} ns for {} iterations; more than an hour per iteration is not a measurement",
+                    self.samples.times()[i],
+                    self.samples.iters()[i]
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// What a custom metric measures in: its unit and which way is better.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CustomMetric {

@@ -157,6 +157,15 @@ pub fn read(path: &Path, text: &str) -> Result<Vec<Entry>, HistoryError> {
                 if !(bench.value.is_finite() && bench.value >= 0.0) {
                     return Err(error(at("value"), format!("{} is not a time", bench.value)));
                 }
+                if bench.value * scale > crate::domain::MAX_NS_PER_ITERATION {
+                    return Err(error(
+                        at("value"),
+                        format!(
+                            "{} {} is more than an hour per iteration; not a measurement",
+                            bench.value, bench.unit
+                        ),
+                    ));
+                }
                 let interval_ns = bench
                     .range
                     .as_deref()

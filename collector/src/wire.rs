@@ -318,7 +318,7 @@ impl RunDocument {
                     })
                 }
             };
-            measurements.push(Measurement {
+            let measurement = Measurement {
                 id,
                 throughput,
                 mean: estimate(m.mean, "mean")?,
@@ -326,7 +326,16 @@ impl RunDocument {
                 sampling_mode: m.sampling_mode,
                 samples,
                 custom,
-            });
+            };
+            measurement.check_plausible().map_err(|(field, reason)| {
+                let field = field
+                    .replacen("times", "samples.times", 1)
+                    .replacen("point_estimate", "point", 1)
+                    .replacen("confidence_interval.lower_bound", "lower", 1)
+                    .replacen("confidence_interval.upper_bound", "upper", 1);
+                invalid(at(&field), reason)
+            })?;
+            measurements.push(measurement);
         }
         measurements.sort_by(|a, b| a.id.cmp(&b.id));
         Ok(NewRun {

@@ -137,6 +137,58 @@ fn bad_input_exits_2_naming_the_culprit_and_leaves_the_store_unchanged() {
     let shape = broken_copy(|results| {
         std::fs::write(results.join("benchmark.json"), "{\"full_id\": 7}").unwrap()
     });
+    // Input that used to be stored: a benchmark without estimates.json (it was silently left
+    // out), a finite but absurd time, and an unknown sampling mode.
+    let no_estimates =
+        broken_copy(|results| std::fs::remove_file(results.join("estimates.json")).unwrap());
+    let absurd = broken_copy(|results| {
+        edit_json(&results.join("estimates.json"), |v| {
+            v["median"]["point_estimate"] = 1.7e308.into()
+        })
+    });
+    let absurd_sample = broken_copy(|results| {
+        edit_json(&results.join("sample.json"), |v| {
+            v["times"][3] = 1.7e308.into()
+        })
+    });
+    let bogus = broken_copy(|results| {
+        edit_json(&results.join("sample.json"), |v| {
+            v["sampling_mode"] = "Bogus".into()
+        })
+    });
+    let ingest_of = |tree: &tempfile::TempDir| {
+        vec![
+            "ingest".to_owned(),
+            tree.path().to_str().unwrap().to_owned(),
+            "--repo".to_owned(),
+            "a/b".to_owned(),
+            "--commit".to_owned(),
+            SHA.to_owned(),
+        ]
+    };
+    for (tree, needles) in [
+        (
+            &no_estimates,
+            vec!["TickTrade/parse/new/estimates.json", "missing file"],
+        ),
+        (
+            &absurd,
+            vec![
+                "estimates.json",
+                "median.point_estimate",
+                "more than an hour",
+            ],
+        ),
+        (
+            &absurd_sample,
+            vec!["sample.json", "times[3]", "more than an hour"],
+        ),
+        (&bogus, vec!["sample.json", "sampling_mode", "\"Bogus\""]),
+    ] {
+        let args = ingest_of(tree);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        assert_refused(&benchgate(dir.path(), &args), &needles);
+    }
 
     let cases: Vec<(Vec<&str>, Vec<&str>)> = vec![
         (

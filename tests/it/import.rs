@@ -136,6 +136,16 @@ fn a_bad_history_is_refused_naming_the_field() {
         ],
     );
     assert!(!dir.path().join(".benchgate").exists(), "nothing stored");
+    let absurd = entry("s").replace(r#""value": 3"#, r#""value": 1e300"#);
+    std::fs::write(&bad, absurd).unwrap();
+    assert_refused(
+        &benchgate(dir.path(), &args),
+        &[
+            "`entries.Benchmark[0].benches[0].value`",
+            "more than an hour per iteration",
+        ],
+    );
+    assert!(!dir.path().join(".benchgate").exists(), "nothing stored");
     std::fs::write(&bad, entry("ms")).unwrap();
     let output = benchgate(dir.path(), &args);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));

@@ -152,6 +152,17 @@ fn malformed_and_oversized_uploads_name_the_fault() {
         body["error"]["message"],
         "is -5; times must be finite and not negative"
     );
+    // Finite but absurd, and an unknown enum: refused as over ingest, naming the field.
+    let mut absurd = run.clone();
+    absurd["measurements"][1]["median"]["point"] = json!(1.7e308);
+    let (status, body) = server.upload(&good, &absurd);
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(body["error"]["field"], "measurements[1].median.point");
+    let mut bogus = run.clone();
+    bogus["measurements"][0]["sampling_mode"] = json!("Bogus");
+    let (status, body) = server.upload(&good, &bogus);
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(body["error"]["field"], "measurements[0].sampling_mode");
     let mut missing = run.clone();
     missing.as_object_mut().unwrap().remove("commit");
     let (status, body) = server.upload(&good, &missing);
