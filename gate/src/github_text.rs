@@ -9,9 +9,12 @@ use crate::report::headline;
 pub const COMMENT_MARKER: &str = "<!-- benchgate:sticky-comment -->";
 /// The name of the check run and the context of the fallback commit status.
 pub const CHECK_NAME: &str = "benchgate";
-/// GitHub's limit on an issue or pull-request comment body, in characters.
+/// GitHub's limit on an issue or pull-request comment body: 65,536 characters. benchgate counts
+/// UTF-8 bytes against it, which is never more lenient.
 pub const COMMENT_LIMIT: usize = 65_536;
-/// GitHub's limit on a check run's `output.summary` and `output.text`, each, in characters.
+/// GitHub's limit on a check run's `output.summary` and `output.text`, each: 65,535 bytes
+/// (GitHub's documentation says characters; a text of 65,535 characters with `µs` on every row
+/// gets 422 "text exceeds a maximum bytesize").
 pub const CHECK_TEXT_LIMIT: usize = 65_535;
 /// GitHub's limit on a commit status description, in characters.
 pub const STATUS_DESCRIPTION_LIMIT: usize = 140;
@@ -107,9 +110,9 @@ pub fn status_description(decision: &Decision, overriding: Option<&OverrideNote>
 pub struct CheckOutput {
     /// One line.
     pub title: String,
-    /// Markdown, at most [`CHECK_TEXT_LIMIT`] characters.
+    /// Markdown, at most [`CHECK_TEXT_LIMIT`] bytes.
     pub summary: String,
-    /// Markdown, at most [`CHECK_TEXT_LIMIT`] characters.
+    /// Markdown, at most [`CHECK_TEXT_LIMIT`] bytes.
     pub text: String,
 }
 
@@ -134,16 +137,16 @@ pub fn check_output(
     summary.push('\n');
     CheckOutput {
         title: check_title(decision, overriding),
-        summary: fit(&summary, CHECK_TEXT_LIMIT, Measure::Chars),
-        text: fit(markdown, CHECK_TEXT_LIMIT, Measure::Chars),
+        summary: fit(&summary, CHECK_TEXT_LIMIT, Measure::Bytes),
+        text: fit(markdown, CHECK_TEXT_LIMIT, Measure::Bytes),
     }
 }
 
 /// The sticky comment: the marker, the override if any, and the report, within
-/// [`COMMENT_LIMIT`] (cut at a table row, with a note of how many rows were left out).
+/// [`COMMENT_LIMIT`] bytes (cut at a table row, with a note of how many rows were left out).
 pub fn comment_body(markdown: &str, overriding: Option<&OverrideNote>) -> String {
     let body = format!("{COMMENT_MARKER}\n{}", with_override(markdown, overriding));
-    fit(&body, COMMENT_LIMIT, Measure::Chars)
+    fit(&body, COMMENT_LIMIT, Measure::Bytes)
 }
 
 /// The report with the override, if any, above it; no limit applied (the job summary's is
@@ -185,9 +188,9 @@ fn override_block(note: &OverrideNote) -> String {
 /// How a limit is counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Measure {
-    /// Unicode characters (GitHub's comment and check-run limits).
+    /// Unicode characters.
     Chars,
-    /// UTF-8 bytes (the job summary's limit).
+    /// UTF-8 bytes (GitHub's check-run and job-summary limits; benchgate's comments too).
     Bytes,
 }
 
@@ -212,8 +215,12 @@ pub fn fit(markdown: &str, limit: usize, measure: Measure) -> String {
     let rows: Vec<usize> = (0..lines.len()).filter(|&i| is_row(i)).collect();
     let note = |n: usize| {
         format!(
-            "\n_… {n} more row{} left out: GitHub shows at most {limit} characters here. Every row is in `perf-summary.json` and the job summary._\n",
-            if n == 1 { "" } else { "s" }
+            "\n_… {n} more row{} left out: GitHub shows at most {limit} {} here. Every row is in `perf-summary.json` and the job summary._\n",
+            if n == 1 { "" } else { "s" },
+            match measure {
+                Measure::Chars => "characters",
+                Measure::Bytes => "bytes",
+            }
         )
     };
     // The output shrinks as more rows go: find the fewest that must go.

@@ -13,8 +13,8 @@ use benchgate_collector::Throughput;
 use benchgate_gate::Policy;
 use benchgate_gate::decision::{Decision, Input, Mode, Overall, Verdict, evaluate};
 use benchgate_gate::github_text::{
-    COMMENT_LIMIT, Conclusion, OverrideNote, check_output, comment_body, conclusion,
-    status_description,
+    CHECK_TEXT_LIMIT, COMMENT_LIMIT, Conclusion, OverrideNote, check_output, comment_body,
+    conclusion, status_description,
 };
 use benchgate_gate::report::{
     BuiltExecutable, Context, SideBuild, read_summary, render_markdown, render_text, summary,
@@ -261,11 +261,14 @@ fn a_comment_over_githubs_limit_is_cut_at_a_row_with_a_count() {
     let markdown = render_markdown(&big, &context, &Policy::default());
     assert!(markdown.chars().count() > COMMENT_LIMIT);
     let body = comment_body(&markdown, None);
-    assert!(body.chars().count() <= COMMENT_LIMIT);
+    assert!(
+        body.len() <= COMMENT_LIMIT,
+        "bytes, never more than characters"
+    );
     let rows_before = markdown.lines().filter(|l| l.starts_with("| `")).count();
     let rows_after = body.lines().filter(|l| l.starts_with("| `")).count();
     let note = format!(
-        "_… {} more rows left out: GitHub shows at most 65536 characters here.",
+        "_… {} more rows left out: GitHub shows at most 65536 bytes here.",
         rows_before - rows_after
     );
     assert!(body.contains(&note), "{}", &body[body.len() - 400..]);
@@ -573,4 +576,45 @@ fn ids_pair_ignoring_case_and_punctuation() {
         pair_key("parse/csv_numbers/_2560")
     );
     assert_eq!(pair_key("naïve λ lookup"), "naïve_λ_lookup");
+}
+
+#[test]
+fn a_check_text_under_the_character_limit_but_over_the_byte_limit_is_cut() {
+    // Rows of `µs` (two bytes each µ): find a suite whose report is under 65,535 characters
+    // but over 65,535 bytes, as GitHub counts.
+    let (regressed, context) = ab_regression();
+    let template = regressed.benchmarks[0].clone();
+    let markdown_with = |n: usize| {
+        let mut big = regressed.clone();
+        for i in 0..n {
+            let mut b = template.clone();
+            b.id = format!("generated/µ_{i:05}");
+            big.benchmarks.push(b);
+        }
+        (
+            big.clone(),
+            render_markdown(&big, &context, &Policy::default()),
+        )
+    };
+    let (decision, markdown) = (100..2000)
+        .step_by(10)
+        .map(markdown_with)
+        .find(|(_, md)| md.len() > CHECK_TEXT_LIMIT)
+        .unwrap();
+    assert!(
+        markdown.chars().count() <= CHECK_TEXT_LIMIT,
+        "a character count would pass it"
+    );
+    let output = check_output(&decision, &markdown, None);
+    assert!(
+        output.text.len() <= CHECK_TEXT_LIMIT,
+        "{}",
+        output.text.len()
+    );
+    assert!(
+        output
+            .text
+            .contains("more rows left out: GitHub shows at most 65535 bytes here")
+    );
+    assert!(output.summary.len() <= CHECK_TEXT_LIMIT);
 }

@@ -281,7 +281,7 @@ fn override_output(note: &OverrideNote, title: &str, summary: &str, text: &str) 
         summary: fit(
             &format!("{block}\n{previous}"),
             CHECK_TEXT_LIMIT,
-            Measure::Chars,
+            Measure::Bytes,
         ),
         text: text.to_owned(),
     }

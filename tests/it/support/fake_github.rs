@@ -272,12 +272,13 @@ fn check_run_body(body: &Value, create: bool, violations: &mut Vec<String>) -> O
         if !output["title"].is_string() || !output["summary"].is_string() {
             return Some("output.title and output.summary are required".into());
         }
+        // GitHub documents 65,535 characters but counts bytes: a text of fewer characters
+        // with `µs` on every row is refused.
         for key in ["summary", "text"] {
-            if output[key]
-                .as_str()
-                .is_some_and(|t| t.chars().count() > 65_535)
-            {
-                return Some(format!("output.{key}: Only 65535 characters are allowed"));
+            if output[key].as_str().is_some_and(|t| t.len() > 65_535) {
+                return Some(format!(
+                    "Invalid request.\n\nFor 'properties/{key}', {key} exceeds a maximum bytesize of 65535."
+                ));
             }
         }
     }
