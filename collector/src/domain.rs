@@ -344,8 +344,9 @@ pub struct Measurement {
 /// value would swamp every comparison it enters.
 pub const MAX_NS_PER_ITERATION: f64 = 3.6e12;
 
-/// Criterion's sampling modes, as its files and messages write them.
-pub const SAMPLING_MODES: &[&str] = &["Linear", "Flat", "Auto"];
+/// Criterion's sampling modes, as its files and messages write them, and benchgate's own
+/// `imported` (a value from an imported history).
+pub const SAMPLING_MODES: &[&str] = &["Linear", "Flat", "Auto", "imported"];
 
 impl Measurement {
     /// Checks what the types cannot: a Criterion time's estimates and every sample's time per
@@ -358,7 +359,7 @@ impl Measurement {
         {
             return Err((
                 "sampling_mode".to_owned(),
-                format!("is {mode:?}; expected one of Linear, Flat, Auto"),
+                format!("is {mode:?}; expected one of Linear, Flat, Auto (or imported)"),
             ));
         }
         if self.custom.is_some() {

@@ -1,6 +1,10 @@
 //! github-action-benchmark histories (`data.js` or `data.json` from a `gh-pages` branch), so
 //! projects can bring their past along, and git-bench's `data.json`, which has the same shape
-//! with RFC 3339 dates and Criterion's `[low, high]` interval. Only time units are accepted.
+//! with RFC 3339 dates and Criterion's `[low, high]` interval. Times (the `cargo` tool's
+//! `ns/iter`, and `customSmallerIsBetter` in a time unit) read as ns per iteration; the custom
+//! tools' other units (`customBiggerIsBetter` throughput in `MiB/s` or `Hz`,
+//! `customSmallerIsBetter` memory in `MiB`), and rates of any tool (`ops/sec`), read as custom
+//! metrics with their unit and which way is better.
 
 use std::path::{Path, PathBuf};
 
@@ -24,12 +28,68 @@ pub struct Entry {
 pub struct Bench {
     /// The benchmark's name.
     pub name: String,
-    /// ns per iteration.
-    pub ns: f64,
-    /// The interval about the value, in ns, when the history gives one: `± N` (libtest's and
-    /// github-action-benchmark's `cargo` tool) or `[low unit, high unit]` (Criterion's own
-    /// interval, as git-bench writes it). Other `range` texts are free-form and give none.
-    pub interval_ns: Option<(f64, f64)>,
+    /// ns per iteration, or for a custom metric (`metric` set) the value in its unit.
+    pub value: f64,
+    /// The interval about the value, in the same unit, when the history gives one: `± N`
+    /// (libtest's and github-action-benchmark's `cargo` tool) or `[low unit, high unit]`
+    /// (Criterion's own interval, as git-bench writes it). Other `range` texts give none.
+    pub interval: Option<(f64, f64)>,
+    /// For a value that is not a time: its unit and which way is better.
+    pub metric: Option<crate::domain::CustomMetric>,
+}
+
+/// How a history value reads: a time (scaled to ns) or a custom metric.
+enum Reading {
+    Time(f64),
+    Custom(crate::domain::CustomMetric),
+}
+
+/// github-action-benchmark's tools whose values are better when higher.
+const HIGHER_IS_BETTER_TOOLS: &[&str] = &[
+    "customBiggerIsBetter",
+    "benchmarkjs",
+    "pytest",
+    "benchmarkluau",
+];
+
+/// Whether a unit is a rate (per second): better when higher, whatever the tool.
+fn is_rate(unit: &str) -> bool {
+    let unit = unit.trim();
+    unit.ends_with("/s")
+        || unit.ends_with("/sec")
+        || unit.ends_with("/second")
+        || unit.ends_with("Hz")
+}
+
+/// What a value of `unit` from `tool` is; `Err` says why it cannot be read.
+fn reading(tool: Option<&str>, unit: &str) -> Result<Reading, String> {
+    use crate::domain::{CustomMetric, Direction};
+    let custom = |direction| {
+        let unit = unit.trim();
+        if unit.is_empty() || unit.len() > 32 {
+            return Err(format!("{unit:?} is not a unit (1 to 32 characters)"));
+        }
+        Ok(Reading::Custom(CustomMetric {
+            unit: unit.to_owned(),
+            direction,
+        }))
+    };
+    if tool.is_some_and(|t| HIGHER_IS_BETTER_TOOLS.contains(&t)) {
+        return custom(Direction::HigherIsBetter);
+    }
+    if let Some(scale) = ns_per(unit) {
+        return Ok(Reading::Time(scale));
+    }
+    if is_rate(unit) {
+        return custom(Direction::HigherIsBetter);
+    }
+    if tool == Some("customSmallerIsBetter") {
+        return custom(Direction::LowerIsBetter);
+    }
+    Err(format!(
+        "{unit:?} is neither a time unit (ns/iter, us, ms, s) nor a rate (…/s, Hz), and the tool ({}) does not say which way is better (customBiggerIsBetter or customSmallerIsBetter do)",
+        tool.unwrap_or("not given")
+    ))
 }
 
 /// A history that cannot be read, naming the file and the field.
@@ -52,6 +112,8 @@ struct File {
 #[derive(Deserialize)]
 struct RawEntry {
     commit: RawCommit,
+    #[serde(default)]
+    tool: Option<String>,
     date: RawDate,
     benches: Vec<RawBench>,
 }
@@ -82,12 +144,24 @@ struct RawBench {
 fn ns_per(unit: &str) -> Option<f64> {
     let unit = unit.strip_suffix("/iter").unwrap_or(unit);
     match unit {
-        "ns" => Some(1.0),
-        "us" | "µs" | "μs" => Some(1e3),
-        "ms" => Some(1e6),
-        "s" | "sec" => Some(1e9),
+        "ns" | "nanoseconds" => Some(1.0),
+        "us" | "µs" | "μs" | "microseconds" => Some(1e3),
+        "ms" | "milliseconds" => Some(1e6),
+        "s" | "sec" | "seconds" => Some(1e9),
         _ => None,
     }
+}
+
+/// A `± N` range about a custom metric's value, in its unit.
+fn plus_minus(range: &str, value: f64) -> Option<(f64, f64)> {
+    let range = range.trim();
+    let spread: f64 = range
+        .strip_prefix('±')
+        .or_else(|| range.strip_prefix("+/-"))?
+        .trim()
+        .parse()
+        .ok()?;
+    (spread.is_finite() && spread >= 0.0).then(|| ((value - spread).max(0.0), value + spread))
 }
 
 /// A `range` as an interval about `value` (both in the bench's unit, scaled to ns by `scale`):
@@ -148,33 +222,47 @@ pub fn read(path: &Path, text: &str) -> Result<Vec<Entry>, HistoryError> {
             let mut benches = Vec::with_capacity(entry.benches.len());
             for (j, bench) in entry.benches.into_iter().enumerate() {
                 let at = |field: &str| at(&format!("benches[{j}].{field}"));
-                let scale = ns_per(&bench.unit).ok_or_else(|| {
-                    error(
-                        at("unit"),
-                        format!("{:?} is not a time unit (ns/iter, us, ms, s)", bench.unit),
-                    )
-                })?;
+                let reading = reading(entry.tool.as_deref(), &bench.unit)
+                    .map_err(|message| error(at("unit"), message))?;
                 if !(bench.value.is_finite() && bench.value >= 0.0) {
-                    return Err(error(at("value"), format!("{} is not a time", bench.value)));
-                }
-                if bench.value * scale > crate::domain::MAX_NS_PER_ITERATION {
                     return Err(error(
                         at("value"),
-                        format!(
-                            "{} {} is more than an hour per iteration; not a measurement",
-                            bench.value, bench.unit
-                        ),
+                        format!("{} is not a finite value ≥ 0", bench.value),
                     ));
                 }
-                let interval_ns = bench
-                    .range
-                    .as_deref()
-                    .and_then(|r| interval(r, bench.value, scale));
-                benches.push(Bench {
-                    name: bench.name,
-                    ns: bench.value * scale,
-                    interval_ns,
-                });
+                let bench = match reading {
+                    Reading::Time(scale) => {
+                        if bench.value * scale > crate::domain::MAX_NS_PER_ITERATION {
+                            return Err(error(
+                                at("value"),
+                                format!(
+                                    "{} {} is more than an hour per iteration; not a measurement",
+                                    bench.value, bench.unit
+                                ),
+                            ));
+                        }
+                        let interval = bench
+                            .range
+                            .as_deref()
+                            .and_then(|r| interval(r, bench.value, scale));
+                        Bench {
+                            name: bench.name,
+                            value: bench.value * scale,
+                            interval,
+                            metric: None,
+                        }
+                    }
+                    Reading::Custom(metric) => Bench {
+                        interval: bench
+                            .range
+                            .as_deref()
+                            .and_then(|r| plus_minus(r, bench.value)),
+                        name: bench.name,
+                        value: bench.value,
+                        metric: Some(metric),
+                    },
+                };
+                benches.push(bench);
             }
             let date_ms = match entry.date {
                 RawDate::Millis(ms) => ms,
@@ -201,4 +289,45 @@ pub fn read(path: &Path, text: &str) -> Result<Vec<Entry>, HistoryError> {
     }
     entries.sort_by_key(|e| e.date_ms);
     Ok(entries)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::Direction;
+
+    fn direction(tool: Option<&str>, unit: &str) -> Option<Direction> {
+        match reading(tool, unit) {
+            Ok(Reading::Custom(metric)) => Some(metric.direction),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn units_and_tools_say_what_a_value_is() {
+        assert!(matches!(
+            reading(Some("cargo"), "ns/iter"),
+            Ok(Reading::Time(1.0))
+        ));
+        assert!(matches!(
+            reading(Some("customSmallerIsBetter"), "milliseconds"),
+            Ok(Reading::Time(1e6))
+        ));
+        for rate in ["Hz", "ops/sec", "MiB/s", "req/s"] {
+            assert_eq!(
+                direction(None, rate),
+                Some(Direction::HigherIsBetter),
+                "{rate}"
+            );
+        }
+        assert_eq!(
+            direction(Some("customBiggerIsBetter"), "MiB"),
+            Some(Direction::HigherIsBetter)
+        );
+        assert_eq!(
+            direction(Some("customSmallerIsBetter"), "MiB"),
+            Some(Direction::LowerIsBetter)
+        );
+        assert!(reading(Some("cargo"), "MiB").is_err());
+    }
 }

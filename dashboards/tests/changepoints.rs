@@ -57,7 +57,7 @@ fn table(corpus: &Path, name: &str) -> (Rows, Vec<Column>) {
     let mut rows = vec![vec![None; names.len()]; entries.len()];
     for (run, entry) in entries.iter().enumerate() {
         for bench in &entry.benches {
-            rows[run][names[&bench.name]] = Some(bench.ns.max(1.0));
+            rows[run][names[&bench.name]] = Some(bench.value.max(1.0));
         }
     }
     let columns = names

@@ -37,9 +37,11 @@ pub fn imported_profile() -> HardwareProfile {
     }
 }
 
-/// One run per history entry, oldest first. A commit measured twice gets attempts 1, 2, ...
-/// Each value becomes one sample (the history kept no samples); its `range` (`± N` or
-/// `[low, high]`), when readable, becomes the interval.
+/// One run per commit measurement, oldest first. With several suites (several keys under
+/// `entries`, one per machine or benchmark job), the suites' entries of the same commit are one
+/// run whose benchmarks carry their suite (`suite/name`); a commit measured again within a
+/// suite is the next attempt. Each value becomes one sample (the history kept no samples); its
+/// `range` (`± N` or `[low, high]`), when readable, becomes the interval.
 pub fn runs(
     path: &Path,
     repository: &RepositoryName,
@@ -51,14 +53,34 @@ pub fn runs(
     let entries = history::read(path, &text)?;
     let suites: std::collections::BTreeSet<&str> =
         entries.iter().map(|e| e.suite.as_str()).collect();
-    let mut attempts: HashMap<(String, String), u32> = HashMap::new();
-    let mut runs = Vec::with_capacity(entries.len());
+    // (commit, attempt) → the run's index; attempts count per (commit, suite).
+    let mut attempts: HashMap<(&str, &str), u32> = HashMap::new();
+    let mut index: HashMap<(&str, u32), usize> = HashMap::new();
+    let mut runs: Vec<NewRun> = Vec::new();
     for entry in &entries {
-        let attempt = attempts
-            .entry((entry.commit.clone(), entry.suite.clone()))
+        let attempt = *attempts
+            .entry((entry.commit.as_str(), entry.suite.as_str()))
             .and_modify(|a| *a += 1)
             .or_insert(1);
-        let mut measurements = Vec::with_capacity(entry.benches.len());
+        let run = *index
+            .entry((entry.commit.as_str(), attempt))
+            .or_insert_with(|| runs.len());
+        if run == runs.len() {
+            runs.push(NewRun {
+                meta: RunMeta {
+                    repository: repository.clone(),
+                    commit: CommitSha::parse(&entry.commit)?,
+                    branch: Some(branch.to_owned()),
+                    kind: RunKind::Push,
+                    pr_number: None,
+                    attempt,
+                },
+                profile: profile.clone(),
+                recorded_at: UNIX_EPOCH + Duration::from_millis(entry.date_ms),
+                measurements: Vec::new(),
+            });
+        }
+        let measurements = &mut runs[run].measurements;
         for bench in &entry.benches {
             // With several suites, a benchmark's id carries its suite.
             let name = if suites.len() > 1 {
@@ -73,9 +95,9 @@ pub fn runs(
                     entry.commit
                 )
             })?;
-            let (lower, upper) = bench.interval_ns.unwrap_or((bench.ns, bench.ns));
+            let (lower, upper) = bench.interval.unwrap_or((bench.value, bench.value));
             let estimate = Estimate {
-                point: bench.ns,
+                point: bench.value,
                 lower,
                 upper,
                 confidence_level: 0.95,
@@ -86,31 +108,14 @@ pub fn runs(
                 mean: estimate,
                 median: estimate,
                 sampling_mode: Some("imported".to_owned()),
-                custom: None,
-                samples: Samples::new(vec![1.0], vec![bench.ns]).map_err(|(field, reason)| {
-                    anyhow::anyhow!(
-                        "{}: commit {}: {name}: {field} {reason}",
-                        path.display(),
-                        entry.commit
-                    )
-                })?,
+                custom: bench.metric.clone(),
+                samples: Samples::single(bench.value),
             });
         }
-        measurements.sort_by(|a, b| a.id.cmp(&b.id));
-        measurements.dedup_by(|a, b| a.id == b.id);
-        runs.push(NewRun {
-            meta: RunMeta {
-                repository: repository.clone(),
-                commit: CommitSha::parse(&entry.commit)?,
-                branch: Some(branch.to_owned()),
-                kind: RunKind::Push,
-                pr_number: None,
-                attempt: *attempt,
-            },
-            profile: profile.clone(),
-            recorded_at: UNIX_EPOCH + Duration::from_millis(entry.date_ms),
-            measurements,
-        });
+    }
+    for run in &mut runs {
+        run.measurements.sort_by(|a, b| a.id.cmp(&b.id));
+        run.measurements.dedup_by(|a, b| a.id == b.id);
     }
     Ok(runs)
 }
@@ -151,24 +156,14 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     };
     let runs = runs(&path, &repository, &branch, &profile)?;
     let store = Store::open(&db).await?;
-    let mut created = 0;
-    let mut outcome = Ok(());
-    for run in &runs {
-        match store.ingest(run).await {
-            Ok(IngestOutcome::Created(_)) => created += 1,
-            Ok(_) => {}
-            Err(e) => {
-                outcome = Err(anyhow::Error::from(e).context(format!(
-                    "{}: the entry of commit {}",
-                    path.display(),
-                    run.meta.commit
-                )));
-                break;
-            }
-        }
-    }
+    // One transaction: a run that cannot be stored leaves the store as it was.
+    let outcome = store.ingest_all(&runs).await;
     store.close().await;
-    outcome?;
+    let created = outcome
+        .with_context(|| format!("{}: nothing was imported", path.display()))?
+        .iter()
+        .filter(|o| matches!(o, IngestOutcome::Created(_)))
+        .count();
     eprintln!(
         "benchgate: imported {} runs of {repository} from {} ({created} new), fingerprint {}",
         runs.len(),

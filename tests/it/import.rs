@@ -114,14 +114,15 @@ fn a_bad_history_is_refused_naming_the_field() {
             "a".repeat(40)
         )
     };
-    std::fs::write(&bad, entry("ops/sec")).unwrap();
+    std::fs::write(&bad, entry("widgets")).unwrap();
     let args = ["import-history", "data.json", "--repo", "acme/rocket"];
     assert_refused(
         &benchgate(dir.path(), &args),
         &[
             "data.json",
             "`entries.Benchmark[0].benches[0].unit`",
-            "\"ops/sec\" is not a time unit",
+            "\"widgets\" is neither a time unit",
+            "customBiggerIsBetter",
         ],
     );
     assert!(!dir.path().join(".benchgate").exists(), "nothing stored");
@@ -157,4 +158,135 @@ fn a_bad_history_is_refused_naming_the_field() {
         shown["measurements"][0]["median"]["point"], 3e6,
         "ms are read as ns"
     );
+}
+
+/// The last entry's benchmarks of an imported history, as `show latest` prints them.
+fn latest_measurements(dir: &std::path::Path) -> Vec<Value> {
+    let shown: Value =
+        serde_json::from_slice(&benchgate(dir, &["show", "latest", "--format", "json"]).stdout)
+            .unwrap();
+    shown["measurements"].as_array().unwrap().clone()
+}
+
+fn import(dir: &std::path::Path, relative: &str, repo: &str) -> std::process::Output {
+    let data = corpus(relative);
+    benchgate(
+        dir,
+        &["import-history", data.to_str().unwrap(), "--repo", repo],
+    )
+}
+
+#[test]
+fn custom_tools_import_with_their_units_and_direction() {
+    // mountpoint-s3: throughput in MiB/s (customBiggerIsBetter), peak memory in MiB and latency
+    // in milliseconds and seconds (customSmallerIsBetter).
+    let commit = "58817cab2fc3020a422d8aa14049a86b296f4498";
+    for (file, id, unit, direction, value) in [
+        (
+            "awslabs__mountpoint-s3/dev/bench/data.js",
+            "sequential_read,sequential_write_four_threads",
+            Some("MiB/s"),
+            "higher",
+            4878.96748046875,
+        ),
+        (
+            "awslabs__mountpoint-s3/dev/bench/peak_mem_usage/data.js",
+            "mix_1r4w",
+            Some("MiB"),
+            "lower",
+            3239.32421875,
+        ),
+        (
+            "awslabs__mountpoint-s3/dev/latency_bench/data.js",
+            "readdir_100",
+            None,
+            "lower",
+            0.047e9,
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let output = import(dir.path(), file, "awslabs/mountpoint-s3");
+        assert_eq!(output.status.code(), Some(0), "{file}: {}", stderr(&output));
+        assert!(stderr(&output).contains("(8 new)"), "{}", stderr(&output));
+        let measurements = latest_measurements(dir.path());
+        let m = measurements
+            .iter()
+            .find(|m| m["id"] == id)
+            .unwrap_or_else(|| panic!("{file}: no {id}"));
+        assert_eq!(m["median"]["point"], value, "{file}");
+        match unit {
+            Some(unit) => assert_eq!(
+                m["metric"],
+                serde_json::json!({"unit": unit, "direction": direction}),
+                "{file}"
+            ),
+            None => assert!(m.get("metric").is_none_or(Value::is_null), "a time: {m}"),
+        }
+        let runs = json(&benchgate(dir.path(), &["runs", "--format", "json"]));
+        assert_eq!(runs.as_array().unwrap().last().unwrap()["commit"], commit);
+    }
+}
+
+#[test]
+fn a_history_of_two_suites_is_one_run_per_commit_with_the_suite_in_each_id() {
+    // hyper: `pipeline` (1 benchmark) and `end_to_end` (14) measured the same 12 commits.
+    let dir = tempfile::tempdir().unwrap();
+    let output = import(
+        dir.path(),
+        "hyperium__hyper/dev/bench/data.js",
+        "hyperium/hyper",
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("imported 12 runs"),
+        "{}",
+        stderr(&output)
+    );
+    let runs = json(&benchgate(dir.path(), &["runs", "--format", "json"]));
+    assert_eq!(runs.as_array().unwrap().len(), 12);
+    assert!(runs.as_array().unwrap().iter().all(|r| r["attempt"] == 1));
+    let measurements = latest_measurements(dir.path());
+    assert_eq!(measurements.len(), 15);
+    let hello = measurements
+        .iter()
+        .find(|m| m["id"] == "pipeline/hello_world_16")
+        .unwrap();
+    assert_eq!(hello["median"]["point"], 68228.0);
+    assert!(
+        measurements
+            .iter()
+            .any(|m| m["id"] == "end_to_end/http1_consecutive_x1_both_100kb")
+    );
+}
+
+#[test]
+fn an_entry_that_cannot_be_stored_leaves_nothing_imported() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let history = |entries: &[(&str, u64, f64)]| {
+        let entries: Vec<Value> = entries
+            .iter()
+            .map(|(commit, date, value)| {
+                serde_json::json!({"commit": {"id": commit.repeat(40)}, "date": date, "tool": "cargo",
+                    "benches": [{"name": "a", "value": value, "unit": "ns/iter"}]})
+            })
+            .collect();
+        std::fs::write(
+            d.join("data.json"),
+            serde_json::json!({"entries": {"Benchmark": entries}}).to_string(),
+        )
+        .unwrap();
+    };
+    let args = ["import-history", "data.json", "--repo", "acme/rocket"];
+    history(&[("b", 2, 10.0)]);
+    assert_eq!(benchgate(d, &args).status.code(), Some(0));
+    // A new commit, then commit b again with another value: b's run conflicts, and the new
+    // commit before it is not stored either.
+    history(&[("a", 1, 5.0), ("b", 2, 11.0)]);
+    assert_refused(
+        &benchgate(d, &args),
+        &["data.json", "nothing was imported", "--replace"],
+    );
+    let runs = json(&benchgate(d, &["runs", "--format", "json"]));
+    assert_eq!(runs.as_array().unwrap().len(), 1, "{runs:#}");
 }

@@ -17,28 +17,55 @@ impl Store {
         self.store_run(run, true).await
     }
 
+    /// Stores every run in one transaction, all or none: the first that cannot be stored (a
+    /// different run under the same key) leaves the store as it was. Outcomes in order.
+    pub async fn ingest_all(&self, runs: &[NewRun]) -> Result<Vec<IngestOutcome>> {
+        let db = self.db_error();
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await.map_err(&db)?;
+        let mut outcomes = Vec::with_capacity(runs.len());
+        for run in runs {
+            // On an error the transaction is dropped, which rolls it back.
+            outcomes.push(self.write_run(&mut tx, run, false).await?);
+        }
+        tx.commit().await.map_err(&db)?;
+        Ok(outcomes)
+    }
+
     /// Stores a run in one transaction. The same run under the same key again stores nothing;
     /// a different run under the same key is [`Error::RunConflict`] unless `replace`, which
     /// swaps it atomically.
     async fn store_run(&self, run: &NewRun, replace: bool) -> Result<IngestOutcome> {
+        let db = self.db_error();
+        // IMMEDIATE takes the write lock up front, so concurrent ingests queue instead of failing
+        // on a read-to-write upgrade.
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await.map_err(&db)?;
+        let outcome = self.write_run(&mut tx, run, replace).await?;
+        tx.commit().await.map_err(&db)?;
+        Ok(outcome)
+    }
+
+    /// Writes `run` inside `tx`: nothing for the same results under its key, an error for
+    /// different ones unless `replace`.
+    async fn write_run(
+        &self,
+        tx: &mut sqlx::Transaction<'static, Sqlite>,
+        run: &NewRun,
+        replace: bool,
+    ) -> Result<IngestOutcome> {
         let db = self.db_error();
         let content_hash = content_hash(run);
         let fingerprint = run.profile.fingerprint();
         let meta = &run.meta;
         let pr_number = meta.pr_number.map(to_i64).transpose()?;
 
-        // IMMEDIATE takes the write lock up front, so concurrent ingests queue instead of failing
-        // on a read-to-write upgrade.
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await.map_err(&db)?;
-
         sqlx::query("INSERT INTO repositories (name) VALUES ($1) ON CONFLICT (name) DO NOTHING")
             .bind(meta.repository.as_str())
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await
             .map_err(&db)?;
         let repository_id: i64 = sqlx::query_scalar("SELECT id FROM repositories WHERE name = $1")
             .bind(meta.repository.as_str())
-            .fetch_one(&mut *tx)
+            .fetch_one(&mut **tx)
             .await
             .map_err(&db)?;
 
@@ -63,12 +90,12 @@ impl Store {
         .bind(&profile.runner_image_version)
         .bind(&profile.rustc_version)
         .bind(&profile.host_triple)
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await
         .map_err(&db)?;
         let fingerprint_id: i64 = sqlx::query_scalar("SELECT id FROM fingerprints WHERE hash = $1")
             .bind(fingerprint.as_str())
-            .fetch_one(&mut *tx)
+            .fetch_one(&mut **tx)
             .await
             .map_err(&db)?;
 
@@ -81,7 +108,7 @@ impl Store {
         .bind(fingerprint_id)
         .bind(meta.kind.as_str())
         .bind(i64::from(meta.attempt))
-        .fetch_optional(&mut *tx)
+        .fetch_optional(&mut **tx)
         .await
         .map_err(&db)?;
         let mut previous = None;
@@ -89,11 +116,9 @@ impl Store {
             let existing_id: i64 = row.try_get("id").map_err(&db)?;
             let existing_hash: String = row.try_get("content_hash").map_err(&db)?;
             if existing_hash == content_hash {
-                tx.rollback().await.map_err(&db)?;
                 return Ok(IngestOutcome::Unchanged(RunId::from_row(existing_id)));
             }
             if !replace {
-                tx.rollback().await.map_err(&db)?;
                 return Err(Error::RunConflict {
                     existing: existing_id,
                     repository: meta.repository.to_string(),
@@ -104,12 +129,12 @@ impl Store {
             }
             sqlx::query("DELETE FROM measurements WHERE run_id = $1")
                 .bind(existing_id)
-                .execute(&mut *tx)
+                .execute(&mut **tx)
                 .await
                 .map_err(&db)?;
             sqlx::query("DELETE FROM runs WHERE id = $1")
                 .bind(existing_id)
-                .execute(&mut *tx)
+                .execute(&mut **tx)
                 .await
                 .map_err(&db)?;
             previous = Some(RunId::from_row(existing_id));
@@ -134,7 +159,7 @@ impl Store {
         .bind(profile.cpu_frequency_mhz.map(to_i64).transpose()?)
         .bind(&profile.kernel_version)
         .bind(&profile.os_version)
-        .fetch_one(&mut *tx)
+        .fetch_one(&mut **tx)
         .await
         .map_err(&db)?;
 
@@ -146,12 +171,12 @@ impl Store {
                     .push_bind(measurement.id.as_str());
             });
             insert.push(" ON CONFLICT (repository_id, name) DO NOTHING");
-            insert.build().execute(&mut *tx).await.map_err(&db)?;
+            insert.build().execute(&mut **tx).await.map_err(&db)?;
         }
         let benchmark_ids: HashMap<String, i64> =
             sqlx::query("SELECT id, name FROM benchmarks WHERE repository_id = $1")
                 .bind(repository_id)
-                .fetch_all(&mut *tx)
+                .fetch_all(&mut **tx)
                 .await
                 .map_err(&db)?
                 .into_iter()
@@ -191,17 +216,16 @@ impl Store {
                     .push_bind(m.measurement.custom.as_ref().map(|c| c.unit.as_str()))
                     .push_bind(m.measurement.custom.as_ref().map(|c| c.direction.as_str()));
             });
-            insert.build().execute(&mut *tx).await.map_err(&db)?;
+            insert.build().execute(&mut **tx).await.map_err(&db)?;
         }
 
         sqlx::query("UPDATE runs SET statistics = $1 WHERE id = $2")
             .bind(encode_run_statistics(&rows))
             .bind(run_id)
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await
             .map_err(&db)?;
 
-        tx.commit().await.map_err(&db)?;
         let id = RunId::from_row(run_id);
         Ok(match previous {
             Some(previous) => IngestOutcome::Replaced { id, previous },
