@@ -176,3 +176,18 @@ pub enum Error {
 
 /// The collector's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// Whether the store was busy: locked by another writer past the busy timeout, or out of
+    /// connections. Worth retrying later; nothing is wrong with the request.
+    pub fn is_busy(&self) -> bool {
+        match self {
+            Error::Database { source, .. } => match source {
+                sqlx::Error::Database(e) => matches!(e.code().as_deref(), Some("5" | "6")),
+                sqlx::Error::PoolTimedOut => true,
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+}

@@ -14,6 +14,21 @@ pub struct Args {
     /// The largest upload, in bytes, compressed or not.
     #[arg(long, default_value_t = crate::serve::DEFAULT_BODY_LIMIT)]
     body_limit: usize,
+    /// Uploads handled at once; beyond them the service answers 503 with `Retry-After`, so its
+    /// memory stays bounded (about this many times the body limit at worst).
+    #[arg(long, default_value_t = crate::serve::DEFAULT_MAX_UPLOADS, value_parser = clap::value_parser!(u16).range(1..))]
+    max_uploads: u16,
+    /// How long a client may take to send a request's headers (a connection that sends
+    /// nothing, or half its headers, is closed then).
+    #[arg(long, value_parser = humantime::parse_duration, default_value = "10s")]
+    header_timeout: std::time::Duration,
+    /// How long a request's body may take to arrive (408 then).
+    #[arg(long, value_parser = humantime::parse_duration, default_value = "60s")]
+    body_timeout: std::time::Duration,
+    /// How long a request waits for another process's lock on the store (then 503 with
+    /// `Retry-After`).
+    #[arg(long, value_parser = humantime::parse_duration, default_value = "30s")]
+    store_timeout: std::time::Duration,
     /// The environment variable holding the GitHub webhook secret.
     #[arg(long, default_value = "BENCHGATE_WEBHOOK_SECRET", value_name = "NAME")]
     webhook_secret_env: String,
@@ -27,6 +42,10 @@ pub struct Args {
 pub async fn run(args: Args) -> anyhow::Result<u8> {
     let config = crate::serve::Config {
         body_limit: args.body_limit,
+        max_uploads: usize::from(args.max_uploads),
+        header_timeout: args.header_timeout,
+        body_timeout: args.body_timeout,
+        store_timeout: args.store_timeout,
         webhook_secret: std::env::var(&args.webhook_secret_env)
             .ok()
             .filter(|s| !s.is_empty())

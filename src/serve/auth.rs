@@ -1,10 +1,11 @@
 //! What an upload must pass before its body is read as a run: the bearer token (only its
-//! SHA-256 is stored) and the body, un-gzipped within the limit.
+//! SHA-256 is stored), checked from the headers before any of the body is read, and the body,
+//! within the limit by its `Content-Length` and as read, un-gzipped within the limit too.
 
 use std::io::Read as _;
 
-use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
+use axum::body::{Body, Bytes};
+use axum::http::header::CONTENT_LENGTH;
 use axum::http::{HeaderMap, StatusCode};
 use benchgate_collector::RepositoryName;
 use sha2::{Digest, Sha256};
@@ -40,22 +41,51 @@ pub async fn authorize(state: &AppState, headers: &HeaderMap) -> Result<Reposito
     match state.store.token_repository(&token_hash(token)).await {
         Ok(Some(repository)) => Ok(repository),
         Ok(None) => Err(unauthorized("unknown or revoked token")),
-        Err(e) => Err(ApiError::internal("checking the token", e)),
+        Err(e) => Err(ApiError::store("checking the token", e)),
     }
 }
 
-/// The body, or why it could not be read (over `limit`, cut off).
-pub fn body(body: Result<Bytes, BytesRejection>, limit: usize) -> Result<Bytes, ApiError> {
-    body.map_err(|rejection| {
-        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!("the body is over the {limit}-byte limit"),
-            )
-            .at("header", "content-length")
-        } else {
-            ApiError::new(StatusCode::BAD_REQUEST, rejection.body_text())
+/// The body, read only now (after the token was checked): refused on its `Content-Length`
+/// before a byte is read when that is over `limit`, and cut off at `limit` when it does not say.
+pub async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<Bytes, ApiError> {
+    let too_large = || {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the body is over the {limit}-byte limit"),
+        )
+        .at("header", "content-length")
+    };
+    let declared = headers
+        .get(CONTENT_LENGTH)
+        .map(|v| v.to_str().ok().and_then(|v| v.trim().parse::<u64>().ok()));
+    match declared {
+        Some(None) => {
+            return Err(
+                ApiError::new(StatusCode::BAD_REQUEST, "Content-Length is not a number")
+                    .at("header", "content-length"),
+            );
         }
+        Some(Some(length)) if length > limit as u64 => return Err(too_large()),
+        _ => {}
+    }
+    axum::body::to_bytes(body, limit).await.map_err(|error| {
+        let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&error);
+        while let Some(e) = source {
+            if e.is::<http_body_util::LengthLimitError>() {
+                return too_large();
+            }
+            if e.is::<tower_http::timeout::TimeoutError>() {
+                return ApiError::new(
+                    StatusCode::REQUEST_TIMEOUT,
+                    "the body did not arrive in time",
+                );
+            }
+            source = e.source();
+        }
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            format!("the body could not be read: {error}"),
+        )
     })
 }
 

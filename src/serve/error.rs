@@ -13,10 +13,40 @@ pub struct ApiError {
     message: String,
     /// More keys of the error object, in order: what was at fault, then any extra.
     keys: Vec<(&'static str, Value)>,
+    /// Seconds for `Retry-After`, on a 503.
+    retry_after: Option<u64>,
 }
+
+/// What a client is told to wait before retrying a 503.
+pub const RETRY_AFTER_SECONDS: u64 = 1;
 
 /// What a handler returns.
 pub type ApiResult = Result<Response, ApiError>;
+
+/// axum's `Query`, refusing a bad query string (a duplicate key, a value of the wrong type) in
+/// the one JSON shape instead of axum's plain text.
+pub struct QueryOf<T>(pub T);
+
+impl<T, S> axum::extract::FromRequestParts<S> for QueryOf<T>
+where
+    T: serde::de::DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &S,
+    ) -> Result<Self, ApiError> {
+        match axum::extract::Query::<T>::from_request_parts(parts, state).await {
+            Ok(axum::extract::Query(value)) => Ok(Self(value)),
+            Err(rejection) => Err(
+                ApiError::new(StatusCode::BAD_REQUEST, rejection.body_text())
+                    .at("query", parts.uri.query().unwrap_or_default()),
+            ),
+        }
+    }
+}
 
 impl ApiError {
     /// An error the client caused or can act on; `message` is shown to it.
@@ -25,6 +55,27 @@ impl ApiError {
             status,
             message: message.into(),
             keys: Vec::new(),
+            retry_after: None,
+        }
+    }
+
+    /// 503 with `Retry-After`: the service cannot take the request now, but will.
+    pub fn unavailable(message: impl Into<String>) -> Self {
+        let mut error = Self::new(StatusCode::SERVICE_UNAVAILABLE, message);
+        error.retry_after = Some(RETRY_AFTER_SECONDS);
+        error
+    }
+
+    /// A store error while doing `what`: 503 with `Retry-After` when the store was busy
+    /// (locked by another writer), else 500. Either way no internals reach the client.
+    pub fn store(what: &str, error: benchgate_collector::Error) -> Self {
+        if error.is_busy() {
+            eprintln!("benchgate serve: {what}: {error}");
+            Self::unavailable(format!(
+                "the store is busy {what}; retry after {RETRY_AFTER_SECONDS} s"
+            ))
+        } else {
+            Self::internal(what, error)
         }
     }
 
@@ -64,7 +115,14 @@ impl IntoResponse for ApiError {
         for (key, value) in self.keys {
             body["error"][key] = value;
         }
-        (self.status, axum::Json(body)).into_response()
+        let mut response = (self.status, axum::Json(body)).into_response();
+        if let Some(seconds) = self.retry_after {
+            response.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from(seconds),
+            );
+        }
+        response
     }
 }
 

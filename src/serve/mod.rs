@@ -6,6 +6,7 @@
 
 mod auth;
 mod error;
+mod listen;
 mod pages;
 mod queries;
 mod runs;
@@ -19,13 +20,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::error_handling::HandleErrorLayer;
+use axum::extract::{Request, State};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use benchgate_collector::Store;
 use serde_json::json;
 use tokio::sync::Notify;
+use tower_http::timeout::RequestBodyTimeoutLayer;
 
 use crate::github::GitHubArgs;
 use error::{ApiError, ApiResult};
@@ -36,12 +39,23 @@ pub const DEFAULT_BODY_LIMIT: usize = 32 * 1024 * 1024;
 const ACCEPT_BACKLOG: u32 = 1024;
 /// GitHub's cap on a webhook payload.
 const WEBHOOK_LIMIT: usize = 25 * 1024 * 1024;
+/// Uploads handled at once; more are answered 503 with `Retry-After` at once (each holds its
+/// body, up to the body limit, in memory while it is decoded and stored).
+pub const DEFAULT_MAX_UPLOADS: u16 = 16;
 
 /// How the service is set up.
 #[derive(Debug, Clone)]
 pub struct Config {
     /// The largest upload accepted, compressed or not.
     pub body_limit: usize,
+    /// Uploads handled at once.
+    pub max_uploads: usize,
+    /// How long a client may take to send a request's headers.
+    pub header_timeout: Duration,
+    /// How long a request's body may take to arrive.
+    pub body_timeout: Duration,
+    /// How long a request waits for another process's lock on the store.
+    pub store_timeout: Duration,
     /// The webhook secret; without one, webhooks are refused.
     pub webhook_secret: Option<Vec<u8>>,
     /// How to reach GitHub for the work webhooks ask for.
@@ -57,13 +71,13 @@ pub(crate) struct AppState {
 
 /// The service's routes. Pure: the store, the settings and the worker's bell come in.
 fn router(state: AppState) -> Router {
-    let limit = state.config.body_limit;
+    let uploads = tower::ServiceBuilder::new()
+        .layer(HandleErrorLayer::new(overloaded))
+        .load_shed()
+        .concurrency_limit(state.config.max_uploads);
     Router::new()
         .route("/healthz", get(healthz))
-        .route(
-            "/api/v1/runs",
-            post(runs::create_run).layer(DefaultBodyLimit::max(limit)),
-        )
+        .route("/api/v1/runs", post(runs::create_run).layer(uploads))
         .route("/api/v1/repos/{owner}/{repo}/runs", get(runs::list_runs))
         .route("/api/v1/repos/{owner}/{repo}/runs/{id}", get(runs::get_run))
         .route(
@@ -78,13 +92,16 @@ fn router(state: AppState) -> Router {
             "/api/v1/repos/{owner}/{repo}/history",
             get(queries::get_history),
         )
-        .route(
-            "/github/webhook",
-            post(webhook::receive_webhook).layer(DefaultBodyLimit::max(WEBHOOK_LIMIT)),
-        )
+        .route("/github/webhook", post(webhook::receive_webhook))
         .fallback(pages::get_page)
+        .layer(RequestBodyTimeoutLayer::new(state.config.body_timeout))
         .layer(middleware::from_fn(trace))
         .with_state(state)
+}
+
+/// 503 with `Retry-After` when the uploads in flight are at their limit.
+async fn overloaded(_: tower::BoxError) -> Response {
+    ApiError::unavailable("too many uploads at once; retry after a second").into_response()
 }
 
 /// One line per request on stderr: method, path, status, time.
@@ -117,7 +134,7 @@ async fn healthz(State(state): State<AppState>) -> ApiResult {
 /// `benchgate serve`: binds `bind`, prints the address, serves until SIGTERM or Ctrl-C, and
 /// lets requests in flight finish.
 pub async fn serve(db: PathBuf, bind: SocketAddr, config: Config) -> anyhow::Result<()> {
-    let store = Store::open(&db).await?;
+    let store = Store::open_with(&db, config.store_timeout).await?;
     // A deep accept queue (the default is 128): CI fleets upload in bursts.
     let listener = (|| {
         let socket = if bind.is_ipv4() {
@@ -146,9 +163,8 @@ pub async fn serve(db: PathBuf, bind: SocketAddr, config: Config) -> anyhow::Res
         "benchgate serve: listening on http://{address} (store {})",
         db.display()
     );
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(shutdown())
-        .await?;
+    let header_timeout = state.config.header_timeout;
+    listen::serve(listener, router(state), header_timeout, shutdown()).await;
     worker.abort();
     eprintln!("benchgate serve: stopped; every request in flight finished");
     store.close().await;
@@ -189,6 +205,10 @@ mod tests {
             store,
             config: Arc::new(Config {
                 body_limit: 1000,
+                max_uploads: usize::from(DEFAULT_MAX_UPLOADS),
+                header_timeout: Duration::from_secs(10),
+                body_timeout: Duration::from_secs(60),
+                store_timeout: Duration::from_secs(30),
                 webhook_secret: secret.map(|s| s.as_bytes().to_vec()),
                 github: GitHubArgs::default(),
             }),

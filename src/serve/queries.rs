@@ -1,7 +1,7 @@
 //! The read side: a comparison of two stored runs, one benchmark's series, and the statistic
 //! history `gate --collector` calibrates its noise with.
 
-use axum::extract::{Path as UrlPath, Query, State};
+use axum::extract::{Path as UrlPath, State};
 use axum::response::IntoResponse;
 use benchgate_collector::wire::reads::{HistoryJson, SeriesJson, SeriesPointJson};
 use benchgate_collector::{Fingerprint, RunId};
@@ -10,7 +10,7 @@ use benchgate_gate::report::{Context, summary};
 use serde::Deserialize;
 
 use super::AppState;
-use super::error::{ApiError, ApiResult};
+use super::error::{ApiError, ApiResult, QueryOf};
 use super::runs::{load_run, repository_of};
 
 /// `compare`'s query.
@@ -24,7 +24,7 @@ pub struct CompareQuery {
 pub async fn get_comparison(
     State(state): State<AppState>,
     UrlPath((owner, repo)): UrlPath<(String, String)>,
-    Query(query): Query<CompareQuery>,
+    QueryOf(query): QueryOf<CompareQuery>,
 ) -> ApiResult {
     let repository = repository_of(&owner, &repo)?;
     let (Some(base), Some(head)) = (query.base, query.head) else {
@@ -78,7 +78,7 @@ pub struct SeriesQuery {
 pub async fn get_series(
     State(state): State<AppState>,
     UrlPath((owner, repo)): UrlPath<(String, String)>,
-    Query(query): Query<SeriesQuery>,
+    QueryOf(query): QueryOf<SeriesQuery>,
 ) -> ApiResult {
     let repository = repository_of(&owner, &repo)?;
     let Some(benchmark) = query.benchmark else {
@@ -93,7 +93,7 @@ pub async fn get_series(
         .store
         .benchmark_series(&repository, &fingerprint, &benchmark)
         .await
-        .map_err(|e| ApiError::internal("reading the series", e))?;
+        .map_err(|e| ApiError::store("reading the series", e))?;
     Ok(axum::Json(SeriesJson {
         repository: repository.to_string(),
         fingerprint: fingerprint.to_string(),
@@ -115,7 +115,7 @@ pub struct HistoryQuery {
 pub async fn get_history(
     State(state): State<AppState>,
     UrlPath((owner, repo)): UrlPath<(String, String)>,
-    Query(query): Query<HistoryQuery>,
+    QueryOf(query): QueryOf<HistoryQuery>,
 ) -> ApiResult {
     let repository = repository_of(&owner, &repo)?;
     let statistic = match query.statistic.as_deref() {
@@ -153,7 +153,7 @@ pub async fn get_history(
         .store
         .statistic_series(&runs, statistic)
         .await
-        .map_err(|e| ApiError::internal("reading the history", e))?;
+        .map_err(|e| ApiError::store("reading the history", e))?;
     Ok(axum::Json(HistoryJson {
         series: series.into_iter().collect(),
     })

@@ -1,8 +1,7 @@
 //! Runs over HTTP: `POST /api/v1/runs` stores one (idempotently); `GET .../runs` lists a
 //! repository's, `GET .../runs/{id}` returns one whole.
 
-use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
+use axum::body::Body;
 use axum::extract::{Path as UrlPath, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
@@ -12,19 +11,19 @@ use benchgate_collector::{Error as StoreError, IngestOutcome, RepositoryName, Ru
 use serde_json::json;
 
 use super::AppState;
-use super::auth::{authorize, body, decoded_body};
+use super::auth::{authorize, decoded_body, read_body};
 use super::error::{ApiError, ApiResult};
 
 /// `POST /api/v1/runs`: 201 stored, 200 already stored, 409 a different run under its key.
-/// The token is checked before the body is decoded.
+/// The token is checked from the headers before any of the body is read.
 pub async fn create_run(
     State(state): State<AppState>,
     headers: HeaderMap,
-    raw: Result<Bytes, BytesRejection>,
+    body: Body,
 ) -> ApiResult {
     let repository = authorize(&state, &headers).await?;
     let limit = state.config.body_limit;
-    let text = decoded_body(&headers, &body(raw, limit)?, limit)?;
+    let text = decoded_body(&headers, &read_body(&headers, body, limit).await?, limit)?;
     let document = RunDocument::from_json(&text)
         .map_err(|e| ApiError::unprocessable(e.message).at("field", e.field))?;
     if document.repository != repository.as_str() {
@@ -50,7 +49,7 @@ pub async fn create_run(
         )
         .at("field", "attempt")
         .with("existing", json!(existing))),
-        Err(e) => Err(ApiError::internal("storing the run", e)),
+        Err(e) => Err(ApiError::store("storing the run", e)),
     }
 }
 
@@ -78,7 +77,7 @@ pub async fn list_runs(
         .store
         .list_runs()
         .await
-        .map_err(|e| ApiError::internal("listing runs", e))?;
+        .map_err(|e| ApiError::store("listing runs", e))?;
     Ok(axum::Json(
         runs.iter()
             .filter(|r| r.meta.repository == repository)
@@ -106,7 +105,7 @@ pub async fn load_run(
     match state.store.get_run(id).await {
         Ok(run) if &run.summary.meta.repository == repository => Ok(run),
         Ok(_) | Err(StoreError::RunNotFound(_)) => Err(not_found()),
-        Err(e) => Err(ApiError::internal("reading a run", e)),
+        Err(e) => Err(ApiError::store("reading a run", e)),
     }
 }
 

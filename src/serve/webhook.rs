@@ -3,9 +3,8 @@
 
 use std::sync::Arc;
 
-use axum::body::Bytes;
+use axum::body::Body;
 use axum::extract::State;
-use axum::extract::rejection::BytesRejection;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use benchgate_collector::Store;
@@ -14,7 +13,7 @@ use serde_json::json;
 use sha2::Sha256;
 use tokio::sync::Notify;
 
-use super::auth::body;
+use super::auth::read_body;
 use super::error::{ApiError, ApiResult};
 use super::{AppState, WEBHOOK_LIMIT};
 use crate::github::GitHubArgs;
@@ -45,11 +44,32 @@ fn decode_hex(hex: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
+/// GitHub's delivery ids are GUIDs and event names short words: at most this long.
+const MAX_HEADER_VALUE: usize = 100;
+
+/// A short header GitHub always sends: its value, or 400 saying whether it is missing or too
+/// long.
+fn named_header<'a>(headers: &'a HeaderMap, name: &str, what: &str) -> Result<&'a str, ApiError> {
+    let error = |message: String| {
+        ApiError::new(StatusCode::BAD_REQUEST, message).at("header", name.to_owned())
+    };
+    match headers.get(name).map(|v| v.to_str()) {
+        None => Err(error(format!("missing {what}"))),
+        Some(Err(_)) => Err(error(format!("the {what} is not visible ASCII"))),
+        Some(Ok("")) => Err(error(format!("the {what} is empty"))),
+        Some(Ok(value)) if value.len() > MAX_HEADER_VALUE => Err(error(format!(
+            "the {what} is {} bytes long; at most {MAX_HEADER_VALUE}",
+            value.len()
+        ))),
+        Some(Ok(value)) => Ok(value),
+    }
+}
+
 /// `POST /github/webhook`: verified, stored, answered at once; the work happens in the worker.
 pub async fn receive_webhook(
     State(state): State<AppState>,
     headers: HeaderMap,
-    raw: Result<Bytes, BytesRejection>,
+    raw: Body,
 ) -> ApiResult {
     let Some(secret) = &state.config.webhook_secret else {
         return Err(ApiError::new(
@@ -57,35 +77,27 @@ pub async fn receive_webhook(
             "no webhook secret is configured (BENCHGATE_WEBHOOK_SECRET)",
         ));
     };
-    let body = body(raw, WEBHOOK_LIMIT)?;
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     let unauthorized = |message: &str| {
         ApiError::new(StatusCode::UNAUTHORIZED, message).at("header", "x-hub-signature-256")
     };
+    // Everything the headers can settle is settled before the body is read.
     let Some(signature) = header("x-hub-signature-256") else {
         return Err(unauthorized("missing signature"));
     };
+    let delivery = named_header(&headers, "x-github-delivery", "delivery id")?;
+    let event = named_header(&headers, "x-github-event", "event name")?;
+    let body = read_body(&headers, raw, WEBHOOK_LIMIT).await?;
     if !signature_ok(secret, &body, signature) {
         return Err(unauthorized(
             "the signature does not match the body and the configured secret",
         ));
     }
-    let Some(delivery) = header("x-github-delivery").filter(|d| !d.is_empty() && d.len() <= 100)
-    else {
-        return Err(
-            ApiError::new(StatusCode::BAD_REQUEST, "missing delivery id")
-                .at("header", "x-github-delivery"),
-        );
-    };
-    let Some(event) = header("x-github-event").filter(|e| !e.is_empty() && e.len() <= 100) else {
-        return Err(ApiError::new(StatusCode::BAD_REQUEST, "missing event name")
-            .at("header", "x-github-event"));
-    };
     let fresh = state
         .store
         .record_delivery(delivery, event, &body)
         .await
-        .map_err(|e| ApiError::internal("recording the delivery", e))?;
+        .map_err(|e| ApiError::store("recording the delivery", e))?;
     if fresh {
         state.work.notify_one();
         Ok((

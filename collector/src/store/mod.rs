@@ -247,6 +247,9 @@ pub struct OverriddenCommit {
     pub head_sha: String,
 }
 
+/// How long a write waits for another process's lock on the store by default.
+pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// The benchgate store: one SQLite file.
 #[derive(Debug, Clone)]
 pub struct Store {
@@ -266,8 +269,14 @@ impl Store {
     }
 
     /// Opens the store at `path`, creating it (and its directory) when missing, and brings
-    /// its schema up to date.
+    /// its schema up to date. A write waits up to [`DEFAULT_BUSY_TIMEOUT`] for another writer.
     pub async fn open(path: &Path) -> Result<Self> {
+        Self::open_with(path, DEFAULT_BUSY_TIMEOUT).await
+    }
+
+    /// As [`Store::open`], waiting up to `busy_timeout` for another writer's lock (then the
+    /// error [`Error::is_busy`]).
+    pub async fn open_with(path: &Path, busy_timeout: Duration) -> Result<Self> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|source| Error::ReadFile {
                 path: parent.to_owned(),
@@ -280,7 +289,7 @@ impl Store {
             .journal_mode(sqlx::sqlite::SqliteJournalMode::Wal)
             .synchronous(sqlx::sqlite::SqliteSynchronous::Normal)
             .foreign_keys(true)
-            .busy_timeout(Duration::from_secs(30))
+            .busy_timeout(busy_timeout)
             .row_buffer_size(ROW_BUFFER);
         let pool = sqlx::sqlite::SqlitePoolOptions::new()
             .max_connections(4)
