@@ -73,6 +73,14 @@ pub struct Checked {
 /// caps, a valid summary, and a pull request whose head on GitHub (and in the `workflow_run`
 /// event, when there is one) is the commit the artifact claims.
 pub async fn check(dir: &Path, target: &Target) -> anyhow::Result<Checked> {
+    if let Some(event) = target.workflow_run_event()
+        && event != "pull_request"
+    {
+        bail!(
+            "the workflow run was triggered by `{event}`, not `pull_request`: only a pull request's artifact is published (nothing was published)"
+        );
+    }
+    only_our_files(dir)?;
     let meta_path = dir.join(META_FILE);
     let meta_text = read_capped(&meta_path, META_CAP)?;
     let deserializer = &mut serde_json::Deserializer::from_str(&meta_text);
@@ -128,6 +136,44 @@ pub async fn check(dir: &Path, target: &Target) -> anyhow::Result<Checked> {
         pr: meta.pr,
         head_sha: actual,
     })
+}
+
+/// The artifact directory holds exactly the files `--to-artifact` writes, as plain files: no
+/// link (to the directory itself, or to `/etc/passwd` inside it), FIFO, subdirectory or extra
+/// file.
+fn only_our_files(dir: &Path) -> anyhow::Result<()> {
+    let metadata = std::fs::symlink_metadata(dir)
+        .with_context(|| format!("{}: cannot read the artifact", dir.display()))?;
+    if !metadata.file_type().is_dir() {
+        bail!(
+            "{}: not a directory (a link to one is refused too)",
+            dir.display()
+        );
+    }
+    let entries =
+        std::fs::read_dir(dir).with_context(|| format!("{}: cannot list", dir.display()))?;
+    for entry in entries {
+        let entry = entry.with_context(|| format!("{}: cannot list", dir.display()))?;
+        let path = entry.path();
+        let kind = entry
+            .file_type()
+            .with_context(|| format!("{}: cannot stat", path.display()))?;
+        let name = entry.file_name();
+        let ours = name == META_FILE || name == SUMMARY_FILE;
+        if !ours {
+            bail!(
+                "{}: not a file of benchgate's artifact (it holds only {META_FILE} and {SUMMARY_FILE}); nothing was published",
+                path.display()
+            );
+        }
+        if !kind.is_file() {
+            bail!(
+                "{}: not a plain file (links, FIFOs and directories are refused in an artifact)",
+                path.display()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// A plain file (not a link, not a directory) of at most `cap` bytes, as text.

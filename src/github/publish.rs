@@ -10,7 +10,7 @@ use benchgate_collector::{CommitSha, RepositoryName, Store};
 use benchgate_gate::decision::Verdict;
 use benchgate_gate::github_text::{
     CHECK_NAME, COMMENT_MARKER, Conclusion, Measure, OverrideNote, STEP_SUMMARY_LIMIT,
-    check_output, comment_body, conclusion, fit, status_description, with_override,
+    check_output, comment_body, conclusion, fit, with_override,
 };
 use benchgate_gate::report::{ReadSummary, read_summary, render_markdown};
 use serde_json::{Value, json};
@@ -77,8 +77,33 @@ pub async fn publish_from_artifact(
     let checked = super::artifact::check(dir, &target).await?;
     args.pr = Some(checked.pr);
     args.sha = Some(checked.head_sha);
-    publish(&checked.summary, repository, &args, db, warn_only, None).await
+    publish_as(
+        &checked.summary,
+        repository,
+        &args,
+        db,
+        warn_only,
+        None,
+        Provenance::PullRequestWorkflow,
+    )
+    .await
 }
+
+/// Who computed the verdict being published.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Provenance {
+    /// This workflow, with the base repository's code and token.
+    ThisWorkflow,
+    /// A pull request's own workflow (a fork's artifact): its code could have written any
+    /// verdict, so the verdict is labelled unverified and never turns the check green.
+    PullRequestWorkflow,
+}
+
+/// The note above an unverified verdict.
+pub const UNVERIFIED_NOTE: &str = "> ⚠️ **Unverified.** This verdict was computed by the pull request's own workflow, which runs the pull request's code, so it cannot pass the `benchgate` check: at best the check is neutral. A maintainer's `/benchgate override <reason>` passes it after reading the numbers.\n\n";
+
+/// The check title of an unverified verdict.
+const UNVERIFIED_TITLE: &str = "Unverified (computed by the pull request's workflow): ";
 
 /// Concludes a started check as `failure` with the error: the gate could not decide.
 pub async fn fail_check(target: &Target, started: StartedCheck, error: &str) {
@@ -159,12 +184,38 @@ pub async fn publish(
     warn_only: bool,
     started: Option<StartedCheck>,
 ) -> anyhow::Result<()> {
+    publish_as(
+        summary_path,
+        repository,
+        args,
+        db,
+        warn_only,
+        started,
+        Provenance::ThisWorkflow,
+    )
+    .await
+}
+
+/// [`publish`], saying who computed the verdict.
+async fn publish_as(
+    summary_path: &Path,
+    repository: Option<&str>,
+    args: &GitHubArgs,
+    db: &Path,
+    warn_only: bool,
+    started: Option<StartedCheck>,
+    provenance: Provenance,
+) -> anyhow::Result<()> {
+    let unverified = provenance == Provenance::PullRequestWorkflow;
     let text = std::fs::read_to_string(summary_path)
         .with_context(|| format!("--summary {}: cannot read", summary_path.display()))?;
     let summary = read_summary(summary_path, &text)?;
     let target = Target::resolve(args, repository, summary.context.head_commit.as_deref())?;
     let overriding = stored_override(&target, db).await?;
-    let markdown = render_markdown(&summary.decision, &summary.context, &summary.policy);
+    let mut markdown = render_markdown(&summary.decision, &summary.context, &summary.policy);
+    if unverified {
+        markdown = format!("{UNVERIFIED_NOTE}{markdown}");
+    }
     write_step_summary(&target, &markdown, overriding.as_ref())?;
     write_outputs(&target, &summary, summary_path, overriding.is_some())?;
 
@@ -177,18 +228,19 @@ pub async fn publish(
         eprintln!("benchgate: PR #{pr}: comment {id} is up to date");
     }
     if let Some(sha) = &target.sha {
-        let conclusion = conclusion(&summary.decision, warn_only, overriding.is_some());
-        let output = check_output(&summary.decision, &markdown, overriding.as_ref());
-        let where_ = conclude(
-            github,
-            sha,
-            started,
-            conclusion,
-            &output,
-            &summary,
-            overriding.as_ref(),
-        )
-        .await?;
+        let mut conclusion = conclusion(&summary.decision, warn_only, overriding.is_some());
+        let mut output = check_output(&summary.decision, &markdown, overriding.as_ref());
+        if unverified && overriding.is_none() {
+            // A fork's code wrote this verdict: it may hold the check back, never pass it.
+            if conclusion == Conclusion::Success {
+                conclusion = Conclusion::Neutral;
+            }
+            output.title = benchgate_gate::github_text::cut_chars(
+                &format!("{UNVERIFIED_TITLE}{}", output.title),
+                benchgate_gate::github_text::TITLE_LIMIT,
+            );
+        }
+        let where_ = conclude(github, sha, started, conclusion, &output).await?;
         eprintln!(
             "benchgate: {sha}: {where_} `{CHECK_NAME}` is {}",
             conclusion.as_str()
@@ -204,8 +256,6 @@ async fn conclude(
     started: Option<StartedCheck>,
     conclusion: Conclusion,
     output: &benchgate_gate::github_text::CheckOutput,
-    summary: &ReadSummary,
-    overriding: Option<&OverrideNote>,
 ) -> anyhow::Result<&'static str> {
     let body = json!({
         "name": CHECK_NAME,
@@ -247,7 +297,10 @@ async fn conclude(
             let status = json!({
                 "state": conclusion.status_state(),
                 "context": CHECK_NAME,
-                "description": status_description(&summary.decision, overriding),
+                "description": benchgate_gate::github_text::cut_chars(
+                    &output.title,
+                    benchgate_gate::github_text::STATUS_DESCRIPTION_LIMIT,
+                ),
             });
             github
                 .create_status(sha, &status)

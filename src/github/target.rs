@@ -56,6 +56,8 @@ pub struct Target {
     pub(super) sha: Option<String>,
     pub(super) args: GitHubArgs,
     pub(super) workflow_run_head_sha: Option<String>,
+    /// The event that triggered the `workflow_run` being reacted to (`pull_request`, `push`).
+    pub(super) workflow_run_event: Option<String>,
 }
 
 impl Target {
@@ -132,7 +134,13 @@ impl Target {
             workflow_run_head_sha: event["workflow_run"]["head_sha"]
                 .as_str()
                 .map(str::to_owned),
+            workflow_run_event: event["workflow_run"]["event"].as_str().map(str::to_owned),
         })
+    }
+
+    /// The event that triggered the `workflow_run` this job reacts to, if it is one.
+    pub fn workflow_run_event(&self) -> Option<&str> {
+        self.workflow_run_event.as_deref()
     }
 
     /// The pull request.

@@ -607,11 +607,126 @@ fn a_fork_artifact_is_checked_against_github_then_published() {
         ("GET".to_owned(), "/repos/acme/rocket/pulls/7".to_owned())
     );
     assert_eq!(comments(&github).len(), 1);
+    assert!(
+        comments(&github)[0].1.contains("**Unverified.**"),
+        "{}",
+        comments(&github)[0].1
+    );
     let run = github.data().check_runs[0].clone();
     assert_eq!(
         (run["head_sha"].as_str(), run["conclusion"].as_str()),
         (Some(HEAD), Some("failure"))
     );
+    assert!(
+        run["output"]["title"]
+            .as_str()
+            .unwrap()
+            .starts_with("Unverified (computed by the pull request's workflow): "),
+        "{run:#}"
+    );
+}
+
+#[test]
+fn a_passing_verdict_from_a_fork_is_neutral_never_success() {
+    let github = FakeGitHub::start("");
+    github.data().pulls.insert(7, HEAD.into());
+    let dir = workspace(&fake_github::pull_request_event(7, HEAD));
+    let base = corpus(TREE);
+    let base = base.to_str().unwrap();
+    let output = benchgate(
+        dir.path(),
+        &[
+            "compare",
+            "--base",
+            base,
+            "--head",
+            base,
+            "--base",
+            base,
+            "--head",
+            base,
+            "--out-json",
+            "pass.json",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let pass: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("pass.json")).unwrap())
+            .unwrap();
+    assert_eq!(pass["verdict"], "pass");
+    let args = [
+        "publish",
+        "--summary",
+        "pass.json",
+        "--to-artifact",
+        "artifact",
+    ];
+    assert_eq!(step(dir.path(), &github, &args).status.code(), Some(0));
+    std::fs::write(
+        dir.path().join("event.json"),
+        workflow_run_event(HEAD).to_string(),
+    )
+    .unwrap();
+    let output = step(
+        dir.path(),
+        &github,
+        &["publish", "--from-artifact", "artifact"],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    github.assert_no_violations();
+    let run = github.data().check_runs[0].clone();
+    assert_eq!(run["conclusion"], "neutral", "{run:#}");
+}
+
+#[test]
+fn an_artifact_with_anything_but_its_two_plain_files_or_from_a_push_publishes_nothing() {
+    let (github, dir) = fork_artifact();
+    let artifact = dir.path().join("artifact");
+    let publish = |event: Value| {
+        std::fs::write(dir.path().join("event.json"), event.to_string()).unwrap();
+        step(
+            dir.path(),
+            &github,
+            &["publish", "--from-artifact", "artifact"],
+        )
+    };
+    // A workflow run of a push: not a pull request's artifact.
+    let mut push = workflow_run_event(HEAD);
+    push["workflow_run"]["event"] = "push".into();
+    assert_refused(&publish(push), &["triggered by `push`, not `pull_request`"]);
+    // Extra entries: a link to /etc/passwd, a FIFO, a subdirectory.
+    std::os::unix::fs::symlink("/etc/passwd", artifact.join("passwd")).unwrap();
+    assert_refused(
+        &publish(workflow_run_event(HEAD)),
+        &["artifact/passwd", "not a file of benchgate's artifact"],
+    );
+    std::fs::remove_file(artifact.join("passwd")).unwrap();
+    let fifo = artifact.join("pipe");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    assert_refused(&publish(workflow_run_event(HEAD)), &["artifact/pipe"]);
+    std::fs::remove_file(&fifo).unwrap();
+    std::fs::create_dir(artifact.join("more")).unwrap();
+    assert_refused(&publish(workflow_run_event(HEAD)), &["artifact/more"]);
+    std::fs::remove_dir(artifact.join("more")).unwrap();
+    // The artifact folder itself a link.
+    std::fs::rename(&artifact, dir.path().join("real")).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("real"), &artifact).unwrap();
+    assert_refused(
+        &publish(workflow_run_event(HEAD)),
+        &["artifact: not a directory"],
+    );
+    let sent: Vec<_> = github
+        .requests()
+        .into_iter()
+        .filter(|(m, _)| m != "GET")
+        .collect();
+    assert!(sent.is_empty(), "{sent:?}");
 }
 
 #[test]
