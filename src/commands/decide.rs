@@ -123,6 +123,7 @@ pub async fn decide_and_publish(
         db,
         report.warn_only,
         Some(started),
+        publish::Provenance::ThisWorkflow,
     )
     .await?;
     Ok(code)

@@ -64,6 +64,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
                 &store.db,
                 warn_only,
                 None,
+                publish::Provenance::ThisWorkflow,
             )
             .await?
         }

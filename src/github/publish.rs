@@ -77,7 +77,7 @@ pub async fn publish_from_artifact(
     let checked = super::artifact::check(dir, &target).await?;
     args.pr = Some(checked.pr);
     args.sha = Some(checked.head_sha);
-    publish_as(
+    publish(
         &checked.summary,
         repository,
         &args,
@@ -175,29 +175,9 @@ fn permission_error(error: ApiError, permission: &str) -> anyhow::Error {
     }
 }
 
-/// `benchgate publish --summary FILE`: everything a pull request shows, from a perf-summary.json.
+/// `benchgate publish --summary FILE`: everything a pull request shows, from a perf-summary.json
+/// computed by `provenance`.
 pub async fn publish(
-    summary_path: &Path,
-    repository: Option<&str>,
-    args: &GitHubArgs,
-    db: &Path,
-    warn_only: bool,
-    started: Option<StartedCheck>,
-) -> anyhow::Result<()> {
-    publish_as(
-        summary_path,
-        repository,
-        args,
-        db,
-        warn_only,
-        started,
-        Provenance::ThisWorkflow,
-    )
-    .await
-}
-
-/// [`publish`], saying who computed the verdict.
-async fn publish_as(
     summary_path: &Path,
     repository: Option<&str>,
     args: &GitHubArgs,

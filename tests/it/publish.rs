@@ -559,6 +559,15 @@ fn workflow_run_event(head_sha: &str) -> Value {
     })
 }
 
+/// Step 2 of the fork flow, in the base repository's workflow_run workflow: the artifact in
+/// `dir` is published, and GitHub saw nothing amiss.
+fn publish_fork_artifact(github: &FakeGitHub, dir: &Path) {
+    std::fs::write(dir.join("event.json"), workflow_run_event(HEAD).to_string()).unwrap();
+    let output = step(dir, github, &["publish", "--from-artifact", "artifact"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    github.assert_no_violations();
+}
+
 /// Step 1 of the fork flow, in the fork's unprivileged pull_request workflow: the artifact is
 /// written and nothing is sent. PR 7's head on the fake is HEAD.
 fn fork_artifact() -> (FakeGitHub, tempfile::TempDir) {
@@ -590,18 +599,7 @@ fn a_fork_artifact_is_checked_against_github_then_published() {
     );
 
     // Step 2, in the base repository's workflow_run workflow.
-    std::fs::write(
-        dir.path().join("event.json"),
-        workflow_run_event(HEAD).to_string(),
-    )
-    .unwrap();
-    let output = step(
-        dir.path(),
-        &github,
-        &["publish", "--from-artifact", "artifact"],
-    );
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    github.assert_no_violations();
+    publish_fork_artifact(&github, dir.path());
     assert_eq!(
         github.requests()[0],
         ("GET".to_owned(), "/repos/acme/rocket/pulls/7".to_owned())
@@ -662,18 +660,7 @@ fn a_passing_verdict_from_a_fork_is_neutral_never_success() {
         "artifact",
     ];
     assert_eq!(step(dir.path(), &github, &args).status.code(), Some(0));
-    std::fs::write(
-        dir.path().join("event.json"),
-        workflow_run_event(HEAD).to_string(),
-    )
-    .unwrap();
-    let output = step(
-        dir.path(),
-        &github,
-        &["publish", "--from-artifact", "artifact"],
-    );
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    github.assert_no_violations();
+    publish_fork_artifact(&github, dir.path());
     let run = github.data().check_runs[0].clone();
     assert_eq!(run["conclusion"], "neutral", "{run:#}");
 }
