@@ -204,3 +204,10 @@ mod tests {
         }
     }
 }
+
+/// Whether to colour standard output: a terminal, and `NO_COLOR` unset or empty
+/// (<https://no-color.org>).
+pub fn colour_stdout() -> bool {
+    use std::io::IsTerminal as _;
+    std::io::stdout().is_terminal() && non_empty_var("NO_COLOR").is_none()
+}

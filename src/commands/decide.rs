@@ -1,7 +1,6 @@
 //! What the deciding commands (`compare`, `gate`, `ab`) share: the report options, the policy
 //! file, writing the reports, the exit code, and publishing the verdict with `--publish`.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
@@ -153,7 +152,12 @@ pub fn report(
     match outputs.format {
         ReportFormat::Text => print!(
             "{}",
-            render_text(decision, context, policy, std::io::stdout().is_terminal())
+            render_text(
+                decision,
+                context,
+                policy,
+                crate::environment::colour_stdout()
+            )
         ),
         ReportFormat::Md => print!("{}", markdown.unwrap_or_default()),
         ReportFormat::Json => print!("{}", json.unwrap_or_default()),

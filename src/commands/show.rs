@@ -9,7 +9,8 @@ use crate::render;
 /// `benchgate show`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The run id, as printed by `ingest` or listed by `runs`, or `latest`.
+    /// The run id, as printed by `ingest` or listed by `runs`, or `latest` (the most recently
+    /// recorded).
     run: String,
     #[command(flatten)]
     store: StoreArgs,
@@ -22,7 +23,7 @@ pub struct Args {
 pub async fn run(args: Args) -> anyhow::Result<u8> {
     let store = args.store.open_existing().await?;
     let stored = match args.run.as_str() {
-        "latest" => match store.list_runs().await?.last() {
+        "latest" => match store.latest_run().await? {
             Some(latest) => store.get_run(latest.id).await,
             None => bail!(
                 "{}: no runs stored yet; add one with `benchgate ingest`",

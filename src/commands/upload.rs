@@ -39,9 +39,8 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
             let id = match reference {
                 Some(id) => id,
                 None => store
-                    .list_runs()
+                    .latest_run()
                     .await?
-                    .last()
                     .map(|r| r.id)
                     .context("latest: the store has no runs")?,
             };

@@ -202,10 +202,10 @@ pub async fn publish(
     let github = target.github_client()?;
     if let Some(pr) = target.pr {
         let body = comment_body(&markdown, overriding.as_ref());
-        let id = upsert_comment(github, pr, &body, target.args.comment_author.as_deref())
+        let (id, change) = upsert_comment(github, pr, &body, target.args.comment_author.as_deref())
             .await
             .map_err(|e| permission_error(e, "pull-requests: write"))?;
-        eprintln!("benchgate: PR #{pr}: comment {id} is up to date");
+        eprintln!("benchgate: PR #{pr}: comment {id} {}", change.as_str());
     }
     if let Some(sha) = &target.sha {
         let mut conclusion = conclusion(&summary.decision, warn_only, overriding.is_some());
@@ -298,7 +298,7 @@ pub async fn upsert_comment(
     pr: u64,
     body: &str,
     author: Option<&str>,
-) -> Result<u64, ApiError> {
+) -> Result<(u64, CommentChange), ApiError> {
     let mut attempt = 0;
     loop {
         let comments = github.comments(pr).await?;
@@ -312,18 +312,48 @@ pub async fn upsert_comment(
                 }
         });
         if let Some(comment) = ours {
-            if comment.body.as_deref() != Some(body) {
-                github.update_comment(comment.id, body).await?;
+            // Found after a create whose answer was lost: that create made it.
+            let posted = attempt > 0;
+            if comment.body.as_deref() == Some(body) {
+                let change = if posted {
+                    CommentChange::Created
+                } else {
+                    CommentChange::Unchanged
+                };
+                return Ok((comment.id, change));
             }
-            return Ok(comment.id);
+            github.update_comment(comment.id, body).await?;
+            return Ok((comment.id, CommentChange::Updated));
         }
         match github.create_comment(pr, body).await {
-            Ok(comment) => return Ok(comment.id),
+            Ok(comment) => return Ok((comment.id, CommentChange::Created)),
             Err(e) if e.is_transient() && attempt < 2 => {
                 attempt += 1;
                 tokio::time::sleep(Duration::from_secs(1)).await;
             }
             Err(e) => return Err(e),
+        }
+    }
+}
+
+/// What [`upsert_comment`] did to the sticky comment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommentChange {
+    /// There was none: it was created.
+    Created,
+    /// Its body was replaced.
+    Updated,
+    /// It already said this.
+    Unchanged,
+}
+
+impl CommentChange {
+    /// For the log line: `created`, `updated`, `already up to date`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CommentChange::Created => "created",
+            CommentChange::Updated => "updated",
+            CommentChange::Unchanged => "already up to date",
         }
     }
 }

@@ -454,3 +454,75 @@ fn the_fingerprint_file_round_trips_and_tampering_is_caught() {
         &["profile.json", "fingerprint"],
     );
 }
+
+#[test]
+fn show_latest_is_the_most_recently_recorded_run_not_the_highest_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = ingest_merkle(dir.path(), &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    // An older history imported afterwards gets the higher id.
+    let history = serde_json::json!({"entries": {"Benchmark": [{
+        "commit": {"id": "b".repeat(40)}, "date": 1_600_000_000_000u64, "tool": "cargo",
+        "benches": [{"name": "old", "value": 5, "unit": "ns/iter"}]}]}});
+    std::fs::write(dir.path().join("data.json"), history.to_string()).unwrap();
+    let output = benchgate(
+        dir.path(),
+        &[
+            "import-history",
+            "data.json",
+            "--repo",
+            "dicethedev/MerkleForge",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let shown = json(&benchgate(
+        dir.path(),
+        &["show", "latest", "--format", "json"],
+    ));
+    assert_eq!(shown["run"]["id"], 1, "{shown:#}");
+    assert_eq!(shown["run"]["commit"], SHA);
+}
+
+#[test]
+fn colour_only_on_a_terminal_and_never_under_no_color() {
+    // `script` gives the command a terminal (util-linux, on every Debian).
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped colour_only_on_a_terminal: no `script` to make a terminal");
+        return;
+    }
+    let tree = corpus("dicethedev__MerkleForge/target/criterion");
+    let compare = format!(
+        "{} compare --base {tree} --head {tree}",
+        env!("CARGO_BIN_EXE_benchgate"),
+        tree = tree.display()
+    );
+    let run = |no_color: Option<&str>| {
+        let mut command = Command::new("script");
+        command.args(["-qec", &compare, "/dev/null"]);
+        command.env_remove("NO_COLOR");
+        if let Some(value) = no_color {
+            command.env("NO_COLOR", value);
+        }
+        let output = command.output().unwrap();
+        assert!(output.status.success(), "{}", stderr(&output));
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    assert!(run(None).contains("\x1b[33m"), "colour on a terminal");
+    assert!(!run(Some("1")).contains('\x1b'), "NO_COLOR=1: none");
+    assert!(
+        run(Some("")).contains("\x1b[33m"),
+        "an empty NO_COLOR does not count"
+    );
+    // Not a terminal: none.
+    let piped = benchgate(
+        Path::new("."),
+        &[
+            "compare",
+            "--base",
+            tree.to_str().unwrap(),
+            "--head",
+            tree.to_str().unwrap(),
+        ],
+    );
+    assert!(!stdout(&piped).contains('\x1b'));
+}

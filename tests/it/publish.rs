@@ -137,7 +137,13 @@ fn compare_publish_marks_the_check_in_progress_then_fails_it_and_comments_once()
         "{body}"
     );
     assert_eq!(data.comments.len(), 1);
+    let comment_id = data.comments[0].0;
     drop(data);
+    assert!(
+        stderr(&output).contains(&format!("PR #7: comment {comment_id} created")),
+        "{}",
+        stderr(&output)
+    );
 
     let summary = std::fs::read_to_string(dir.path().join("step-summary.md")).unwrap();
     assert!(
@@ -178,6 +184,11 @@ fn compare_publish_marks_the_check_in_progress_then_fails_it_and_comments_once()
         })
         .count();
     assert_eq!(patched, 1);
+    assert!(
+        stderr(&output).contains(&format!("PR #7: comment {comment_id} updated")),
+        "{}",
+        stderr(&output)
+    );
     assert_eq!(
         github.data().check_runs.last().unwrap()["conclusion"],
         "success"
@@ -198,6 +209,7 @@ fn a_lost_response_to_the_comment_post_does_not_duplicate_it() {
         .filter(|(m, p)| m == "POST" && p.ends_with("/issues/7/comments"))
         .count();
     assert_eq!(posts, 1, "the comment was found, not posted again");
+    assert!(stderr(&output).contains(" created"), "{}", stderr(&output));
 }
 
 #[test]

@@ -242,6 +242,16 @@ impl Store {
         rows.iter().map(run_summary_from_row).collect()
     }
 
+    /// The newest run: the latest recorded, the highest id among runs recorded at the same
+    /// time (an imported history's runs have ids in import order, not in time order).
+    pub async fn latest_run(&self) -> Result<Option<RunSummary>> {
+        Ok(self
+            .list_runs()
+            .await?
+            .into_iter()
+            .max_by_key(|r| (r.recorded_at, r.id.get())))
+    }
+
     /// Every run of `repository` on the machine `fingerprint`, oldest first.
     pub async fn runs_on_fingerprint(
         &self,
