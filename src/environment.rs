@@ -168,6 +168,13 @@ pub fn detect_profile() -> anyhow::Result<HardwareProfile> {
     Ok(HardwareProfile::detect(&runner, &rustc)?)
 }
 
+/// Whether to colour standard output: a terminal, and `NO_COLOR` unset or empty
+/// (<https://no-color.org>).
+pub fn colour_stdout() -> bool {
+    use std::io::IsTerminal as _;
+    std::io::stdout().is_terminal() && non_empty_var("NO_COLOR").is_none()
+}
+
 #[cfg(test)]
 mod tests {
     use super::repository_from_remote;
@@ -203,11 +210,4 @@ mod tests {
             );
         }
     }
-}
-
-/// Whether to colour standard output: a terminal, and `NO_COLOR` unset or empty
-/// (<https://no-color.org>).
-pub fn colour_stdout() -> bool {
-    use std::io::IsTerminal as _;
-    std::io::stdout().is_terminal() && non_empty_var("NO_COLOR").is_none()
 }
