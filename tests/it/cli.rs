@@ -526,3 +526,51 @@ fn colour_only_on_a_terminal_and_never_under_no_color() {
     );
     assert!(!stdout(&piped).contains('\x1b'));
 }
+
+#[test]
+fn runs_filters_by_repository_kind_and_branch_and_keeps_the_newest_n() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = corpus("dicethedev__MerkleForge/target/criterion");
+    for (commit, kind, branch) in [
+        ("a", "push", "main"),
+        ("b", "pr", "feature"),
+        ("c", "push", "main"),
+    ] {
+        let sha = commit.repeat(40);
+        let output = benchgate(
+            dir.path(),
+            &[
+                "ingest",
+                tree.to_str().unwrap(),
+                "--repo",
+                "acme/rocket",
+                "--commit",
+                &sha,
+                "--kind",
+                kind,
+                "--branch",
+                branch,
+            ],
+        );
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    }
+    let commits = |extra: &[&str]| -> Vec<String> {
+        let args = [&["runs", "--format", "json"][..], extra].concat();
+        json(&benchgate(dir.path(), &args))
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["commit"].as_str().unwrap()[..1].to_owned())
+            .collect()
+    };
+    assert_eq!(commits(&[]), ["a", "b", "c"]);
+    assert_eq!(commits(&["--limit", "2"]), ["b", "c"]);
+    assert_eq!(commits(&["--kind", "push"]), ["a", "c"]);
+    assert_eq!(commits(&["--kind", "push", "--limit", "1"]), ["c"]);
+    assert_eq!(commits(&["--branch", "feature"]), ["b"]);
+    assert!(commits(&["--repo", "acme/other"]).is_empty());
+    assert_refused(
+        &benchgate(dir.path(), &["runs", "--repo", "nope"]),
+        &["--repo"],
+    );
+}
