@@ -176,6 +176,21 @@ pub fn comment_with_override(existing: &str, note: &OverrideNote) -> String {
     comment_body(rest, Some(note))
 }
 
+/// The override recorded in a sticky comment's override block: (login, the head's first 12
+/// hex digits, reason), as [`override_block`] writes them. `None` when there is none.
+pub fn override_in_comment(body: &str) -> Option<(String, String, String)> {
+    let start = body.find(OVERRIDE_START)? + OVERRIDE_START.len();
+    let end = start + body[start..].find(OVERRIDE_END)?;
+    let line = body[start..end]
+        .lines()
+        .find_map(|l| l.strip_prefix("> **Overridden** by @"))?;
+    let (by, rest) = line.split_once(" for head `")?;
+    let (sha, reason) = rest.split_once("`: ")?;
+    let valid_sha = sha.len() == 12 && sha.bytes().all(|b| b.is_ascii_hexdigit());
+    (valid_sha && !by.is_empty() && !reason.trim().is_empty())
+        .then(|| (by.to_owned(), sha.to_owned(), reason.trim().to_owned()))
+}
+
 fn override_block(note: &OverrideNote) -> String {
     let sha = &note.head_sha[..note.head_sha.len().min(12)];
     format!(
@@ -388,6 +403,28 @@ mod tests {
         assert!(!twice.contains("alice"));
         assert!(twice.ends_with("## report\n"));
         assert_eq!(twice, comment_body("## report\n", Some(&second)));
+    }
+
+    #[test]
+    fn an_override_block_reads_back() {
+        let note = OverrideNote {
+            by: "maint".into(),
+            reason: "accepted: new algorithm".into(),
+            head_sha: "ab".repeat(20),
+        };
+        let body = comment_body("## report\n", Some(&note));
+        assert_eq!(
+            override_in_comment(&body),
+            Some((
+                "maint".to_owned(),
+                "abababababab".to_owned(),
+                "accepted: new algorithm".to_owned()
+            ))
+        );
+        assert_eq!(
+            override_in_comment(&comment_body("## report\n", None)),
+            None
+        );
     }
 
     #[test]

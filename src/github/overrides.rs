@@ -213,7 +213,7 @@ pub async fn handle_event(
             github.update_comment(comment.id, &body).await?;
         }
         None => {
-            upsert_comment(github, pr, &comment_body("", Some(&note)), None).await?;
+            upsert_comment(github, pr, &comment_body("", Some(&note)), None, None).await?;
         }
     }
     Ok(Outcome::Overridden { head_sha })

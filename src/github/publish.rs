@@ -191,7 +191,19 @@ pub async fn publish(
         .with_context(|| format!("--summary {}: cannot read", summary_path.display()))?;
     let summary = read_summary(summary_path, &text)?;
     let target = Target::resolve(args, repository, summary.context.head_commit.as_deref())?;
-    let overriding = stored_override(&target, db).await?;
+    let author = target.args.comment_author.as_deref();
+    // The pull request's comments, read once: for an override GitHub holds, then the upsert.
+    let mut comments = match (&target.github, target.pr) {
+        (Some(github), Some(pr)) => Some(github.comments(pr).await?),
+        _ => None,
+    };
+    let overriding = match stored_override(&target, db).await? {
+        Some(note) => Some(note),
+        None => match (&comments, &target.sha) {
+            (Some(comments), Some(sha)) => commented_override(comments, author, sha),
+            _ => None,
+        },
+    };
     let mut markdown = render_markdown(&summary.decision, &summary.context, &summary.policy);
     if unverified {
         markdown = format!("{UNVERIFIED_NOTE}{markdown}");
@@ -202,7 +214,7 @@ pub async fn publish(
     let github = target.github_client()?;
     if let Some(pr) = target.pr {
         let body = comment_body(&markdown, overriding.as_ref());
-        let (id, change) = upsert_comment(github, pr, &body, target.args.comment_author.as_deref())
+        let (id, change) = upsert_comment(github, pr, &body, author, comments.take())
             .await
             .map_err(|e| permission_error(e, "pull-requests: write"))?;
         eprintln!("benchgate: PR #{pr}: comment {id} {}", change.as_str());
@@ -298,19 +310,16 @@ pub async fn upsert_comment(
     pr: u64,
     body: &str,
     author: Option<&str>,
+    mut listed: Option<Vec<super::api::Comment>>,
 ) -> Result<(u64, CommentChange), ApiError> {
     let mut attempt = 0;
     loop {
-        let comments = github.comments(pr).await?;
-        let ours = comments.iter().find(|c| {
-            c.body
-                .as_deref()
-                .is_some_and(|b| b.starts_with(COMMENT_MARKER))
-                && match author {
-                    Some(login) => c.user.login == login,
-                    None => c.user.kind.as_deref() == Some("Bot"),
-                }
-        });
+        // The comments the caller has just read, the first time; fresh ones after a retry.
+        let comments = match listed.take() {
+            Some(comments) => comments,
+            None => github.comments(pr).await?,
+        };
+        let ours = sticky(&comments, author);
         if let Some(comment) = ours {
             // Found after a create whose answer was lost: that create made it.
             let posted = attempt > 0;
@@ -334,6 +343,23 @@ pub async fn upsert_comment(
             Err(e) => return Err(e),
         }
     }
+}
+
+/// benchgate's sticky comment among a pull request's: the hidden marker, written by `author`
+/// (or, without one, by a bot account).
+fn sticky<'a>(
+    comments: &'a [super::api::Comment],
+    author: Option<&str>,
+) -> Option<&'a super::api::Comment> {
+    comments.iter().find(|c| {
+        c.body
+            .as_deref()
+            .is_some_and(|b| b.starts_with(COMMENT_MARKER))
+            && match author {
+                Some(login) => c.user.login == login,
+                None => c.user.kind.as_deref() == Some("Bot"),
+            }
+    })
 }
 
 /// What [`upsert_comment`] did to the sticky comment.
@@ -380,6 +406,25 @@ async fn stored_override(target: &Target, db: &Path) -> anyhow::Result<Option<Ov
         reason: o.reason,
         head_sha: o.head_sha.to_string(),
     }))
+}
+
+/// The override GitHub already holds: the override block of benchgate's own sticky comment
+/// among `comments`, when it names the head `sha`. A job on a fresh runner (no local store)
+/// keeps an override so.
+fn commented_override(
+    comments: &[super::api::Comment],
+    author: Option<&str>,
+    sha: &str,
+) -> Option<OverrideNote> {
+    sticky(comments, author)
+        .and_then(|c| c.body.as_deref())
+        .and_then(benchgate_gate::github_text::override_in_comment)
+        .filter(|(_, prefix, _)| sha.starts_with(prefix.as_str()))
+        .map(|(by, _, reason)| OverrideNote {
+            by,
+            reason,
+            head_sha: sha.to_owned(),
+        })
 }
 
 fn write_step_summary(

@@ -445,6 +445,24 @@ fn a_writer_overrides_the_check_for_this_head_only() {
         )),
         "{outputs}"
     );
+    // A fresh runner (no local store) at the same head: the override block of the comment
+    // GitHub holds keeps the check green.
+    let fresh = workspace(&fake_github::pull_request_event(7, HEAD));
+    std::fs::copy(dir.path().join(summary), fresh.path().join(summary)).unwrap();
+    assert!(!fresh.path().join(".benchgate").exists());
+    let output = step(fresh.path(), &github, &["publish", "--summary", summary]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let run = github.data().check_runs[0].clone();
+    assert_eq!(run["conclusion"], "success", "{run:#}");
+    assert_eq!(
+        run["output"]["title"],
+        "Overridden by @maint: the new parser trades speed for correctness"
+    );
+    assert!(
+        comments(&github)[0]
+            .1
+            .contains("> **Overridden** by @maint")
+    );
     let pushed = "3".repeat(40);
     let output = step(
         dir.path(),
