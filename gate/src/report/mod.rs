@@ -90,10 +90,41 @@ fn regression_headline(decision: &Decision) -> String {
                 decision.count(Verdict::Regressed)
             )
         }
-        Overall::Inconclusive => format!(
-            "inconclusive: {} of {compared} benchmarks too noisy to decide; none regressed",
-            decision.count(Verdict::Inconclusive)
-        ),
+        Overall::Inconclusive => {
+            // Past the limit but not confirmed (too few rounds, or too noisy): say so first.
+            let suspected: Vec<&BenchmarkResult> = decision
+                .benchmarks
+                .iter()
+                .filter(|b| {
+                    b.verdict == Verdict::Inconclusive
+                        && b.quarantined.is_none()
+                        && b.ratio.is_some_and(|r| r >= b.limit)
+                })
+                .collect();
+            let undecided = decision.count(Verdict::Inconclusive);
+            match suspected
+                .iter()
+                .max_by(|a, b| a.ratio.unwrap_or(1.0).total_cmp(&b.ratio.unwrap_or(1.0)))
+            {
+                None => format!(
+                    "inconclusive: {undecided} of {compared} benchmarks too noisy to decide; none confirmed regressed"
+                ),
+                Some(worst) => {
+                    let others = undecided - suspected.len();
+                    format!(
+                        "inconclusive: {} of {compared} benchmarks past their limit but unconfirmed (worst: {} {}); more rounds would confirm or clear them{}",
+                        suspected.len(),
+                        worst.id,
+                        change_text(worst),
+                        if others > 0 {
+                            format!("; {others} more too noisy to decide")
+                        } else {
+                            String::new()
+                        }
+                    )
+                }
+            }
+        }
         Overall::Pass => format!("pass: no regression in {compared} benchmarks"),
         Overall::NoBaseline => "no baseline: nothing comparable to compare against".to_owned(),
     }
