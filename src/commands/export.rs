@@ -42,16 +42,8 @@ pub const HEADER: [&str; 30] = [
     "better",
 ];
 
-/// A CSV field: quoted when it holds a comma, a quote or a line break (RFC 4180).
-fn field(text: &str) -> String {
-    if text.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_owned()
-    }
-}
-
-fn record(row: &ExportRow) -> String {
+/// One measurement's cells, in [`HEADER`]'s order.
+fn record(row: &ExportRow) -> [String; 30] {
     let number = |v: f64| format!("{v}");
     let throughput = row
         .throughput_amount
@@ -96,7 +88,7 @@ fn record(row: &ExportRow) -> String {
             .as_ref()
             .map_or_else(|| "lower".to_owned(), |(_, direction)| direction.clone()),
     ];
-    cells.iter().map(|c| field(c)).collect::<Vec<_>>().join(",")
+    cells
 }
 
 /// Parses `--since`: a date (`2026-01-31`, midnight UTC) or an RFC 3339 time.
@@ -119,12 +111,22 @@ pub async fn export(
     out: &mut dyn Write,
 ) -> anyhow::Result<usize> {
     let store = Store::open_existing(db).await?;
-    writeln!(out, "{}", HEADER.join(","))?;
+    // The csv crate quotes a field only where RFC 4180 needs it (a comma, a quote, a line break).
+    let mut writer = csv::Writer::from_writer(out);
+    let as_io = |e: csv::Error| match e.into_kind() {
+        csv::ErrorKind::Io(e) => e,
+        other => std::io::Error::other(format!("{other:?}")),
+    };
+    writer.write_record(HEADER).map_err(as_io)?;
     let rows = store
-        .for_each_export_row(repository, since, |row| writeln!(out, "{}", record(row)))
+        .for_each_export_row(repository, since, |row| {
+            writer.write_record(record(row)).map_err(as_io)
+        })
         .await;
     store.close().await;
-    Ok(rows?)
+    let rows = rows?;
+    writer.flush()?;
+    Ok(rows)
 }
 
 /// The export formats.
