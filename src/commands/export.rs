@@ -50,7 +50,7 @@ fn record(row: &ExportRow) -> [String; 30] {
         .filter(|_| row.median[0] > 0.0)
         .map(|amount| number(amount as f64 / (row.median[0] * 1e-9)))
         .unwrap_or_default();
-    let cells = [
+    [
         row.run.to_string(),
         row.repository.clone(),
         row.commit.clone(),
@@ -87,8 +87,7 @@ fn record(row: &ExportRow) -> [String; 30] {
         row.metric
             .as_ref()
             .map_or_else(|| "lower".to_owned(), |(_, direction)| direction.clone()),
-    ];
-    cells
+    ]
 }
 
 /// Parses `--since`: a date (`2026-01-31`, midnight UTC) or an RFC 3339 time.
