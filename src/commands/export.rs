@@ -1,5 +1,6 @@
-//! `benchgate export --format csv`: one row per measurement, for spreadsheets and longitudinal
-//! analysis. Times are ns per iteration; the header names every column.
+//! `benchgate export --format csv|jsonl`: one row (or JSON object) per measurement, for
+//! spreadsheets and longitudinal analysis. Times are ns per iteration; the header names every
+//! column, and JSON Lines uses the same names as keys.
 
 use std::io::Write;
 use std::path::Path;
@@ -102,14 +103,71 @@ pub fn parse_since(text: &str) -> anyhow::Result<SystemTime> {
     })
 }
 
-/// Writes the CSV for `repository` (all if `None`) since `since` to `out`; returns the rows.
+/// The columns that hold numbers: JSON Lines writes them as numbers (or `null` when empty).
+const NUMERIC: [&str; 15] = [
+    "run",
+    "pr",
+    "attempt",
+    "logical_cores",
+    "memory_gib",
+    "throughput_per_iteration",
+    "mean",
+    "mean_lower",
+    "mean_upper",
+    "median",
+    "median_lower",
+    "median_upper",
+    "min",
+    "n_samples",
+    "median_throughput_per_s",
+];
+
+/// One measurement as a JSON object with [`HEADER`]'s keys, in order.
+fn json_record(row: &ExportRow) -> serde_json::Value {
+    let object = HEADER
+        .iter()
+        .zip(record(row))
+        .map(|(key, cell)| {
+            let value = if cell.is_empty() {
+                serde_json::Value::Null
+            } else if NUMERIC.contains(key) {
+                cell.parse::<f64>()
+                    .ok()
+                    .and_then(|n| {
+                        if n.fract() == 0.0 && n.abs() < 9e15 {
+                            Some(serde_json::Value::from(n as i64))
+                        } else {
+                            serde_json::Number::from_f64(n).map(serde_json::Value::Number)
+                        }
+                    })
+                    .unwrap_or(serde_json::Value::Null)
+            } else {
+                serde_json::Value::String(cell)
+            };
+            ((*key).to_owned(), value)
+        })
+        .collect();
+    serde_json::Value::Object(object)
+}
+
+/// Writes the export for `repository` (all if `None`) since `since` to `out`; returns the rows.
 pub async fn export(
     db: &Path,
     repository: Option<&RepositoryName>,
     since: Option<SystemTime>,
+    format: ExportFormat,
     out: &mut dyn Write,
 ) -> anyhow::Result<usize> {
     let store = Store::open_existing(db).await?;
+    if format == ExportFormat::Jsonl {
+        let rows = store
+            .for_each_export_row(repository, since, |row| {
+                writeln!(out, "{}", json_record(row))
+            })
+            .await;
+        store.close().await;
+        return Ok(rows?);
+    }
     // The csv crate quotes a field only where RFC 4180 needs it (a comma, a quote, a line break).
     let mut writer = csv::Writer::from_writer(out);
     let as_io = |e: csv::Error| match e.into_kind() {
@@ -133,6 +191,9 @@ pub async fn export(
 pub enum ExportFormat {
     /// Comma-separated values with a header row.
     Csv,
+    /// JSON Lines: one object per measurement, keyed like the CSV's columns, numbers as numbers
+    /// and empty cells as `null`.
+    Jsonl,
 }
 
 /// `benchgate export`.
@@ -156,7 +217,6 @@ pub struct Args {
 
 /// Writes the CSV to `--out` or standard output; a closed pipe (`| head`) ends quietly.
 pub async fn run(args: Args) -> anyhow::Result<u8> {
-    let ExportFormat::Csv = args.format;
     let db = &args.store.db;
     let repository = args
         .repo
@@ -170,14 +230,14 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
             let file = std::fs::File::create(path)
                 .with_context(|| format!("--out {}: cannot create", path.display()))?;
             let mut writer = std::io::BufWriter::new(file);
-            let rows = export(db, repository.as_ref(), since, &mut writer).await?;
+            let rows = export(db, repository.as_ref(), since, args.format, &mut writer).await?;
             writer.flush()?;
             rows
         }
         None => {
             let stdout = std::io::stdout();
             let mut writer = std::io::BufWriter::new(stdout.lock());
-            let written = export(db, repository.as_ref(), since, &mut writer)
+            let written = export(db, repository.as_ref(), since, args.format, &mut writer)
                 .await
                 .and_then(|rows| Ok(writer.flush().map(|()| rows)?));
             match written {

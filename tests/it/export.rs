@@ -1,4 +1,5 @@
-//! `benchgate export --format csv`: one row per measurement, filtered by repository and date.
+//! `benchgate export --format csv|jsonl`: one row per measurement, filtered by repository and
+//! date.
 
 use crate::support::*;
 use serde_json::Value;
@@ -109,6 +110,36 @@ fn every_measurement_is_a_row_with_its_run_machine_and_statistics() {
         let amount = m["throughput"]["amount"].as_f64().unwrap();
         let per_second: f64 = row[column("median_throughput_per_s")].parse().unwrap();
         assert!((per_second - amount / (median * 1e-9)).abs() <= per_second * 1e-12);
+    }
+
+    // JSON Lines: the same rows, keyed by the CSV's columns, numbers as numbers.
+    let output = benchgate(
+        dir.path(),
+        &["export", "--format", "jsonl", "--repo", "acme/merkle"],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let objects: Vec<Value> = stdout(&output)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(objects.len(), rows.len());
+    for (object, row) in objects.iter().zip(rows) {
+        let keys: Vec<&str> = object
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(keys, header.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(object["benchmark"], row[column("benchmark")].as_str());
+        let median: f64 = row[column("median")].parse().unwrap();
+        assert_eq!(object["median"].as_f64(), Some(median));
+        assert_eq!(
+            object["n_samples"].as_u64(),
+            row[column("n_samples")].parse().ok()
+        );
+        assert_eq!(object["pr"], Value::Null, "an empty cell is null");
+        assert_eq!(object["branch"], "main");
     }
 
     // --since keeps the newer runs only: rune's entries of 2026-07 and later.
