@@ -9,41 +9,42 @@ use std::time::SystemTime;
 use anyhow::Context as _;
 use benchgate_collector::{ExportRow, RepositoryName, Store};
 
-/// The CSV header, in column order.
-pub const HEADER: [&str; 30] = [
-    "run",
-    "repository",
-    "commit",
-    "branch",
-    "kind",
-    "pr",
-    "attempt",
-    "recorded_at",
-    "fingerprint",
-    "cpu_brand",
-    "logical_cores",
-    "memory_gib",
-    "os",
-    "runner_image",
-    "rustc_version",
-    "host_triple",
-    "benchmark",
-    "throughput_kind",
-    "throughput_per_iteration",
-    "unit",
-    "mean",
-    "mean_lower",
-    "mean_upper",
-    "median",
-    "median_lower",
-    "median_upper",
-    "min",
-    "n_samples",
-    "median_throughput_per_s",
-    "better",
+/// The columns, in order, and whether each holds a number (JSON Lines writes those as numbers,
+/// or `null` when empty).
+pub const COLUMNS: [(&str, bool); 30] = [
+    ("run", true),
+    ("repository", false),
+    ("commit", false),
+    ("branch", false),
+    ("kind", false),
+    ("pr", true),
+    ("attempt", true),
+    ("recorded_at", false),
+    ("fingerprint", false),
+    ("cpu_brand", false),
+    ("logical_cores", true),
+    ("memory_gib", true),
+    ("os", false),
+    ("runner_image", false),
+    ("rustc_version", false),
+    ("host_triple", false),
+    ("benchmark", false),
+    ("throughput_kind", false),
+    ("throughput_per_iteration", true),
+    ("unit", false),
+    ("mean", true),
+    ("mean_lower", true),
+    ("mean_upper", true),
+    ("median", true),
+    ("median_lower", true),
+    ("median_upper", true),
+    ("min", true),
+    ("n_samples", true),
+    ("median_throughput_per_s", true),
+    ("better", false),
 ];
 
-/// One measurement's cells, in [`HEADER`]'s order.
+/// One measurement's cells, in [`COLUMNS`]' order.
 fn record(row: &ExportRow) -> [String; 30] {
     let number = |v: f64| format!("{v}");
     let throughput = row
@@ -103,34 +104,15 @@ pub fn parse_since(text: &str) -> anyhow::Result<SystemTime> {
     })
 }
 
-/// The columns that hold numbers: JSON Lines writes them as numbers (or `null` when empty).
-const NUMERIC: [&str; 15] = [
-    "run",
-    "pr",
-    "attempt",
-    "logical_cores",
-    "memory_gib",
-    "throughput_per_iteration",
-    "mean",
-    "mean_lower",
-    "mean_upper",
-    "median",
-    "median_lower",
-    "median_upper",
-    "min",
-    "n_samples",
-    "median_throughput_per_s",
-];
-
-/// One measurement as a JSON object with [`HEADER`]'s keys, in order.
+/// One measurement as a JSON object with [`COLUMNS`]' names as keys, in order.
 fn json_record(row: &ExportRow) -> serde_json::Value {
-    let object = HEADER
+    let object = COLUMNS
         .iter()
         .zip(record(row))
-        .map(|(key, cell)| {
+        .map(|((key, numeric), cell)| {
             let value = if cell.is_empty() {
                 serde_json::Value::Null
-            } else if NUMERIC.contains(key) {
+            } else if *numeric {
                 cell.parse::<f64>()
                     .ok()
                     .and_then(|n| {
@@ -174,7 +156,9 @@ pub async fn export(
         csv::ErrorKind::Io(e) => e,
         other => std::io::Error::other(format!("{other:?}")),
     };
-    writer.write_record(HEADER).map_err(as_io)?;
+    writer
+        .write_record(COLUMNS.map(|(name, _)| name))
+        .map_err(as_io)?;
     let rows = store
         .for_each_export_row(repository, since, |row| {
             writer.write_record(record(row)).map_err(as_io)
