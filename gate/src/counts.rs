@@ -15,6 +15,7 @@
 
 use crate::decision::{BenchmarkResult, DecisionBound, Metric, NoiseSource, TooNoisy, Verdict};
 use crate::policy::Policy;
+use crate::stats::median;
 
 /// Multiplies the median move between consecutive commits into a tolerance: a move several
 /// times the typical one is a change, not an artefact.
@@ -37,14 +38,6 @@ pub struct CountInput<'a> {
     pub history: Option<&'a [f64]>,
 }
 
-/// The median of `values` (which must not be empty).
-fn median(values: &[f64]) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let n = sorted.len();
-    (sorted[(n - 1) / 2] + sorted[n / 2]) / 2.0
-}
-
 /// How far counts moved where the code did not change, as a log ratio: the spread within each
 /// side's rounds, and the history's typical move between commits times
 /// [`HISTORY_TOLERANCE_FACTOR`]. Zero when neither shows any (exact arithmetic).
@@ -60,8 +53,8 @@ pub fn tolerance(base: &[f64], head: &[f64], history: Option<&[f64]>) -> f64 {
     let between_commits = history
         .filter(|h| h.len() >= 2)
         .map(|h| {
-            let moves: Vec<f64> = h.windows(2).map(|w| (w[1] - w[0]).abs()).collect();
-            median(&moves) * HISTORY_TOLERANCE_FACTOR
+            let mut moves: Vec<f64> = h.windows(2).map(|w| (w[1] - w[0]).abs()).collect();
+            median(&mut moves) * HISTORY_TOLERANCE_FACTOR
         })
         .unwrap_or(0.0);
     rounds.max(between_commits)
@@ -74,8 +67,8 @@ pub fn judge(input: &CountInput<'_>, limit: f64, policy: &Policy) -> BenchmarkRe
         .quarantine_reason(input.id)
         .map(str::to_owned)
         .or_else(|| (!policy.counts.decide).then(|| INFORM_ONLY.to_owned()));
-    let base = median(input.base);
-    let head = median(input.head);
+    let base = median(&mut input.base.to_vec());
+    let head = median(&mut input.head.to_vec());
     let rounds = input.base.len().min(input.head.len());
     let mut result = BenchmarkResult {
         id: input.id.to_owned(),

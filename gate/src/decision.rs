@@ -394,15 +394,15 @@ pub fn evaluate_with(input: &Input<'_>, policy: &Policy, plan: Plan) -> Decision
             .filter(|unit| is_count_unit(unit));
         if policy.is_ignored(id) {
             results.push(bare(Verdict::Ignored));
-        } else if let (Some(event), false) = (count_event, pairs.is_empty())
-            && policy.counts.limit(event).is_none()
-        {
-            unjudged.push(id.to_owned());
         } else if let (Some(event), false) = (count_event, pairs.is_empty()) {
+            // A count event without a limit is stored, not judged.
+            let Some(limit) = policy.counts.limit(event) else {
+                unjudged.push(id.to_owned());
+                continue;
+            };
             let value = |m: &Measurement| round_statistic(m, Statistic::Quantile(0.0));
             let base: Vec<f64> = pairs.iter().map(|(b, _)| value(b)).collect();
             let head: Vec<f64> = pairs.iter().map(|(_, h)| value(h)).collect();
-            let limit = policy.counts.limit(event).unwrap_or(0.0);
             results.push(counts::judge(
                 &CountInput {
                     id,

@@ -96,7 +96,10 @@ impl Default for CountPolicy {
     fn default() -> Self {
         Self {
             decide: true,
-            limits: vec![("instructions", DEFAULT_INSTRUCTIONS_INCREASE)],
+            limits: vec![(
+                benchgate_collector::gungraun::INSTRUCTIONS,
+                DEFAULT_INSTRUCTIONS_INCREASE,
+            )],
         }
     }
 }

@@ -223,23 +223,19 @@ fn resolve(flag: &str, reference: &str) -> anyhow::Result<CommitSha> {
     Ok(CommitSha::parse(&sha)?)
 }
 
-/// Runs a bench command that builds as it runs (not `cargo bench`) in a worktree, with a target
-/// directory of that side's own.
+/// Runs a command in a worktree with `env` set (where its output goes, which target directory it
+/// builds in); its output goes to standard error.
 fn run_in(
     worktree: &Path,
-    command: &[String],
-    criterion_home: &Path,
-    target_dir: &Path,
+    command: &[&str],
+    env: &[(&str, &std::ffi::OsStr)],
     what: &str,
 ) -> anyhow::Result<()> {
-    let (program, args) = command
-        .split_first()
-        .context("no bench command given after --")?;
+    let (program, args) = command.split_first().context("the command is empty")?;
     let status = Command::new(program)
         .args(args)
         .current_dir(worktree)
-        .env("CRITERION_HOME", criterion_home)
-        .env("CARGO_TARGET_DIR", target_dir)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(std::io::stderr())
         .status()
@@ -259,9 +255,9 @@ fn count_instructions(
     target_dir: &Path,
 ) -> anyhow::Result<Vec<Measurement>> {
     let words: Vec<&str> = command.split_whitespace().collect();
-    let (program, rest) = words
-        .split_first()
-        .context("--instructions: the command is empty")?;
+    if words.is_empty() {
+        bail!("--instructions: the command is empty");
+    }
     let what = format!(
         "counting instructions in {} ({})",
         side.name,
@@ -273,21 +269,17 @@ fn count_instructions(
     // The target directory is shared: cargo would take the other side's newer build of the
     // same crates for fresh, so this side's sources are made newer than it (see side_build).
     side_build::touch_tree(&side.worktree.path, SystemTime::now()).with_context(|| what.clone())?;
-    let status = Command::new(program)
-        .args(rest)
-        .current_dir(&side.worktree.path)
-        .env("GUNGRAUN_HOME", &home)
-        .env("GUNGRAUN_SAVE_SUMMARY", "json")
-        .env("CARGO_TARGET_DIR", target_dir)
-        .stdin(Stdio::null())
-        .stdout(std::io::stderr())
-        .status()
-        .with_context(|| format!("{what}: cannot run `{command}`"))?;
-    if !status.success() {
-        bail!(
-            "{what}: `{command}` failed with {status} (are Valgrind and a gungraun-runner of the crate's gungraun version installed?)"
-        );
-    }
+    run_in(
+        &side.worktree.path,
+        &words,
+        &[
+            ("GUNGRAUN_HOME", home.as_os_str()),
+            ("GUNGRAUN_SAVE_SUMMARY", "json".as_ref()),
+            ("CARGO_TARGET_DIR", target_dir.as_os_str()),
+        ],
+        &what,
+    )
+    .context("are Valgrind and a gungraun-runner of the crate's gungraun version installed?")?;
     benchgate_collector::gungraun::read_dir(&home).with_context(|| what.clone())
 }
 
@@ -614,9 +606,14 @@ async fn run_rounds(
                 // neither side can run the other's build.
                 None => run_in(
                     &side.worktree.path,
-                    args.command,
-                    &criterion_home,
-                    &scratch.join(format!("target-{}", side.name)),
+                    &args.command.iter().map(String::as_str).collect::<Vec<_>>(),
+                    &[
+                        ("CRITERION_HOME", criterion_home.as_os_str()),
+                        (
+                            "CARGO_TARGET_DIR",
+                            scratch.join(format!("target-{}", side.name)).as_os_str(),
+                        ),
+                    ],
                     &what,
                 )?,
             }

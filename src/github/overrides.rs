@@ -7,7 +7,7 @@ use std::time::SystemTime;
 use anyhow::Context as _;
 use benchgate_collector::{CommitSha, GateOverride, RepositoryName, Store};
 use benchgate_gate::github_text::{
-    CHECK_NAME, CHECK_TEXT_LIMIT, COMMENT_MARKER, CheckOutput, Conclusion, Measure, OverrideNote,
+    CHECK_NAME, CHECK_TEXT_LIMIT, CheckOutput, Conclusion, Measure, OverrideNote,
     STATUS_DESCRIPTION_LIMIT, comment_body, comment_with_override, cut_chars, fit, override_title,
     with_override,
 };
@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::GitHub;
-use super::publish::upsert_comment;
+use super::publish::{sticky, upsert_comment};
 use super::target::{GitHubArgs, Target, now_rfc3339};
 
 /// The command, as a comment starts with it.
@@ -201,13 +201,8 @@ pub async fn handle_event(
 
     reconclude(github, &head_sha, &note).await?;
     // The sticky comment shows the override; without one yet, a comment that says so.
-    let existing = github.comments(pr).await?.into_iter().find(|c| {
-        c.user.kind.as_deref() == Some("Bot")
-            && c.body
-                .as_deref()
-                .is_some_and(|b| b.starts_with(COMMENT_MARKER))
-    });
-    match existing {
+    let comments = github.comments(pr).await?;
+    match sticky(&comments, None) {
         Some(comment) => {
             let body = comment_with_override(comment.body.as_deref().unwrap_or(""), &note);
             github.update_comment(comment.id, &body).await?;

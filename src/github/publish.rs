@@ -347,7 +347,7 @@ pub async fn upsert_comment(
 
 /// benchgate's sticky comment among a pull request's: the hidden marker, written by `author`
 /// (or, without one, by a bot account).
-fn sticky<'a>(
+pub(super) fn sticky<'a>(
     comments: &'a [super::api::Comment],
     author: Option<&str>,
 ) -> Option<&'a super::api::Comment> {

@@ -55,18 +55,12 @@ pub async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<
         )
         .at("header", "content-length")
     };
+    // hyper has already refused a Content-Length that is not a number.
     let declared = headers
         .get(CONTENT_LENGTH)
-        .map(|v| v.to_str().ok().and_then(|v| v.trim().parse::<u64>().ok()));
-    match declared {
-        Some(None) => {
-            return Err(
-                ApiError::new(StatusCode::BAD_REQUEST, "Content-Length is not a number")
-                    .at("header", "content-length"),
-            );
-        }
-        Some(Some(length)) if length > limit as u64 => return Err(too_large()),
-        _ => {}
+        .and_then(|v| v.to_str().ok()?.trim().parse::<u64>().ok());
+    if declared.is_some_and(|length| length > limit as u64) {
+        return Err(too_large());
     }
     axum::body::to_bytes(body, limit).await.map_err(|error| {
         let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&error);

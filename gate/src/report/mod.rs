@@ -2,6 +2,8 @@
 //! PR comment carries (`perf-summary.md`) and terminal text. Pure functions of their inputs.
 
 use std::collections::{HashMap, HashSet};
+
+use benchgate_collector::gungraun::INSTRUCTIONS;
 use std::fmt::Write as _;
 
 use crate::budget::{BudgetResult, BudgetVerdict};
@@ -303,13 +305,12 @@ pub struct Pairs<'a> {
 impl<'a> Pairs<'a> {
     /// Pairs the decision's instruction counts with its wall-time benchmarks.
     pub fn new(decision: &'a Decision) -> Self {
-        let suffix = "/instructions";
+        let suffix = format!("/{INSTRUCTIONS}");
         let counts: HashMap<String, &BenchmarkResult> = decision
             .benchmarks
             .iter()
-            .filter(|b| is_count(b))
-            .filter(|b| b.unit.as_deref() == Some("instructions"))
-            .filter_map(|b| Some((pair_key(b.id.strip_suffix(suffix)?), b)))
+            .filter(|b| b.unit.as_deref() == Some(INSTRUCTIONS))
+            .filter_map(|b| Some((pair_key(b.id.strip_suffix(suffix.as_str())?), b)))
             .collect();
         let mut pairs = Pairs {
             counts_of: HashMap::new(),
@@ -336,13 +337,6 @@ impl<'a> Pairs<'a> {
     pub fn time_of(&self, count_id: &str) -> Option<&'a str> {
         self.time_of.get(count_id).copied()
     }
-}
-
-/// Whether a result is of an exact count (gungraun's events).
-fn is_count(b: &BenchmarkResult) -> bool {
-    b.unit
-        .as_deref()
-        .is_some_and(benchgate_collector::gungraun::is_count_unit)
 }
 
 /// `+99.8% (regressed)`: an instruction count as its wall-time twin's row shows it.
