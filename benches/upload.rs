@@ -1,7 +1,8 @@
-//! Ingest over HTTP: `benchgate serve` (the release binary, on a loopback port, a fresh SQLite
-//! file) receiving runs of 100 benchmarks × 100 samples as `POST /api/v1/runs`, one new run per
-//! request (a new commit each time), each on a fresh connection. Reports the latency per upload;
-//! runs per second is its inverse (one client at a time).
+//! Ingest over HTTP: `benchgate serve` (the release binary, on a loopback port) receiving runs of
+//! 100 benchmarks × 100 samples as `POST /api/v1/runs`, one new run per request (a new commit
+//! each time), each on a fresh connection, on each store engine: a fresh SQLite file, and a fresh
+//! PostgreSQL database when a server answers (see `collector/tests/support/postgres.rs`).
+//! Reports the latency per upload; uploads per second is its inverse (one client at a time).
 //!
 //! Run: `cargo bench --bench upload`.
 
@@ -66,21 +67,32 @@ fn run(commit: u64, profile: &HardwareProfile) -> NewRun {
 
 fn upload(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("service.db");
+    let sqlite = dir.path().join("service.db");
+    let postgres = support::postgres::FreshDatabase::create("upload_bench");
+    let mut group = c.benchmark_group("http_ingest_100_benchmarks_x_100_samples");
+    group
+        .sample_size(30)
+        .measurement_time(Duration::from_secs(10));
+    let mut engines = vec![("sqlite", sqlite.to_str().unwrap().to_owned())];
+    if let Some(postgres) = &postgres {
+        engines.push(("postgres", postgres.url.clone()));
+    }
+    for (engine, db) in engines {
+        let mut send = uploader(&db);
+        group.bench_function(engine, |b| b.iter(&mut send));
+    }
+    group.finish();
+}
+
+/// A server on the store `db` with a token, and a function that uploads the next run to it.
+fn uploader(db: &str) -> impl FnMut() {
     let benchgate = env!("CARGO_BIN_EXE_benchgate");
     let token = Command::new(benchgate)
-        .args([
-            "token",
-            "create",
-            "--repo",
-            "acme/rocket",
-            "--db",
-            db.to_str().unwrap(),
-        ])
+        .args(["token", "create", "--repo", "acme/rocket", "--db", db])
         .output()
         .unwrap();
     let token = String::from_utf8(token.stdout).unwrap().trim().to_owned();
-    let server = support::server::Server::start(&db, &[], None);
+    let server = support::server::Server::start(db, &[], None);
     let rustc =
         RustcInfo::parse("rustc 1.95.0 (59807616e 2026-04-14)\nhost: x86_64-unknown-linux-gnu\n")
             .unwrap();
@@ -90,7 +102,7 @@ fn upload(c: &mut Criterion) {
         .len();
     eprintln!("one run document: {size} bytes");
     let mut commit = 0u64;
-    let mut send = || {
+    move || {
         commit += 1;
         let body = serde_json::to_vec(&RunDocument::from_run(&run(commit, &profile))).unwrap();
         let bearer = format!("Bearer {token}");
@@ -100,14 +112,7 @@ fn upload(c: &mut Criterion) {
         ];
         let (status, answer) = server.request("POST", "/api/v1/runs", &headers, &body);
         assert_eq!(status, 201, "{answer}");
-    };
-
-    let mut group = c.benchmark_group("http_ingest_100_benchmarks_x_100_samples");
-    group
-        .sample_size(30)
-        .measurement_time(Duration::from_secs(10));
-    group.bench_function("post_api_v1_runs", |b| b.iter(&mut send));
-    group.finish();
+    }
 }
 
 criterion_group!(benches, upload);

@@ -1,5 +1,6 @@
 //! Rebuilds the collector when a migration changes, so `sqlx::migrate!` embeds it.
 
 fn main() {
-    println!("cargo:rerun-if-changed=../migrations");
+    println!("cargo:rerun-if-changed=../migrations/sqlite");
+    println!("cargo:rerun-if-changed=../migrations/postgres");
 }

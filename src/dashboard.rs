@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 use anyhow::Context as _;
-use benchgate_collector::Store;
+use benchgate_collector::{Location, Store};
 use benchgate_dashboards::chart::{BudgetLine, Point};
 use benchgate_dashboards::site::{self, Machine, Repository, Series};
 use benchgate_gate::budget::{Bound, Budget, BudgetStatistic, Dimension};
@@ -113,8 +113,8 @@ fn lines(budgets: &[Budget], benchmark: &str) -> Vec<BudgetLine> {
 }
 
 /// `benchgate dashboard --out DIR`: writes the static site; returns the number of pages.
-pub async fn write(db: &Path, out: &Path, budgets: &[Budget]) -> anyhow::Result<usize> {
-    let store = Store::open_existing(db).await?;
+pub async fn write(db: &Location, out: &Path, budgets: &[Budget]) -> anyhow::Result<usize> {
+    let store = Store::connect_existing(db).await?;
     let repositories = load(&store, budgets).await;
     store.close().await;
     let files = site::build(&repositories?);

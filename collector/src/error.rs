@@ -152,19 +152,19 @@ pub enum Error {
     },
 
     /// The database could not be opened, migrated, read or written.
-    #[error("store {}: {source}", path.display())]
+    #[error("store {store}: {source}")]
     Database {
-        /// The database file.
-        path: PathBuf,
+        /// The database file, or its URL without the password.
+        store: String,
         /// The driver's error.
         source: sqlx::Error,
     },
 
     /// Migrations could not be applied.
-    #[error("store {}: migration failed: {source}", path.display())]
+    #[error("store {store}: migration failed: {source}")]
     Migration {
-        /// The database file.
-        path: PathBuf,
+        /// The database file, or its URL without the password.
+        store: String,
         /// The migrator's error.
         source: sqlx::migrate::MigrateError,
     },
@@ -183,7 +183,12 @@ impl Error {
     pub fn is_busy(&self) -> bool {
         match self {
             Error::Database { source, .. } => match source {
-                sqlx::Error::Database(e) => matches!(e.code().as_deref(), Some("5" | "6")),
+                // SQLite: SQLITE_BUSY, SQLITE_LOCKED. PostgreSQL: lock_not_available (the
+                // lock timeout), serialization_failure, deadlock_detected, too_many_connections.
+                sqlx::Error::Database(e) => matches!(
+                    e.code().as_deref(),
+                    Some("5" | "6" | "55P03" | "40001" | "40P01" | "53300")
+                ),
                 sqlx::Error::PoolTimedOut => true,
                 _ => false,
             },

@@ -20,6 +20,6 @@ pub use domain::{
 pub use error::{Error, Result};
 pub use fingerprint::{Fingerprint, HardwareProfile, RunnerImage, RustcInfo};
 pub use store::{
-    Delivery, DeliveryState, ExportRow, GateOverride, IngestOutcome, OverriddenCommit, RunSummary,
-    SeriesPoint, Store, StoredRun, StoredStatistic, TokenRecord, TrendRow,
+    Delivery, DeliveryState, ExportRow, GateOverride, IngestOutcome, Location, OverriddenCommit,
+    RunSummary, SeriesPoint, Store, StoredRun, StoredStatistic, TokenRecord, TrendRow,
 };

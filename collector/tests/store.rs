@@ -1,5 +1,6 @@
-//! The store on a real SQLite file: exact round trips, idempotent ingest, conflicts, replace,
-//! and all-or-nothing transactions.
+//! The store on both engines, a real SQLite file and a real PostgreSQL database: exact round
+//! trips, idempotent ingest (also from many tasks at once), conflicts, replace, all-or-nothing
+//! transactions, and webhook deliveries claimed once.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests and benches fail loudly
 
@@ -8,10 +9,14 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use benchgate_collector::criterion::read_tree;
 use benchgate_collector::{
-    CommitSha, Error, HardwareProfile, IngestOutcome, Measurement, NewRun, RepositoryName, RunKind,
-    RunMeta, RustcInfo, Store, StoredStatistic, Throughput,
+    CommitSha, Error, HardwareProfile, IngestOutcome, Location, Measurement, NewRun,
+    RepositoryName, RunKind, RunMeta, RustcInfo, Store, StoredStatistic, Throughput,
 };
 use sqlx::Connection;
+
+#[path = "support/postgres.rs"]
+mod postgres;
+use postgres::FreshDatabase;
 
 fn corpus(relative: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -46,24 +51,110 @@ fn merkle_forge() -> Vec<Measurement> {
     read_tree(&corpus("dicethedev__MerkleForge/target/criterion"), "new").unwrap()
 }
 
-async fn count(db: &Path, table: &str) -> i64 {
-    let mut connection = sqlx::SqliteConnection::connect(&format!("sqlite://{}", db.display()))
-        .await
-        .unwrap();
-    let sql = format!("SELECT COUNT(*) FROM {table}");
-    let n: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
-        .fetch_one(&mut connection)
-        .await
-        .unwrap();
-    connection.close().await.unwrap();
-    n
+/// A store on one engine for one test: a temporary SQLite file or a fresh PostgreSQL database.
+enum TestStore {
+    Sqlite(#[allow(dead_code)] tempfile::TempDir, PathBuf),
+    Postgres(FreshDatabase),
 }
 
-#[tokio::test]
-async fn a_run_comes_back_exactly_as_it_went_in() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("nested/dir/benchgate.db");
-    let store = Store::open(&db).await.unwrap();
+impl TestStore {
+    fn sqlite() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("nested/dir/benchgate.db");
+        TestStore::Sqlite(dir, db)
+    }
+
+    fn postgres(test: &str) -> Option<Self> {
+        FreshDatabase::create(test).map(TestStore::Postgres)
+    }
+
+    fn location(&self) -> Location {
+        match self {
+            TestStore::Sqlite(_, db) => Location::Sqlite(db.clone()),
+            TestStore::Postgres(fresh) => Location::parse(&fresh.url),
+        }
+    }
+
+    async fn open(&self) -> Store {
+        Store::connect(&self.location()).await.unwrap()
+    }
+
+    /// Runs one statement on the database itself, beside the store.
+    async fn execute(&self, sql: &str) {
+        let sql = sqlx::AssertSqlSafe(sql.to_owned());
+        match self {
+            TestStore::Sqlite(_, db) => {
+                let mut c = sqlx::SqliteConnection::connect(&format!("sqlite://{}", db.display()))
+                    .await
+                    .unwrap();
+                sqlx::query(sql).execute(&mut c).await.unwrap();
+                c.close().await.unwrap();
+            }
+            TestStore::Postgres(fresh) => {
+                let mut c = fresh.connect().await;
+                sqlx::query(sql).execute(&mut c).await.unwrap();
+                c.close().await.unwrap();
+            }
+        }
+    }
+
+    /// The rows of `table`, counted by the database itself.
+    async fn count(&self, table: &str) -> i64 {
+        let sql = sqlx::AssertSqlSafe(format!("SELECT COUNT(*) FROM {table}"));
+        match self {
+            TestStore::Sqlite(_, db) => {
+                let mut c = sqlx::SqliteConnection::connect(&format!("sqlite://{}", db.display()))
+                    .await
+                    .unwrap();
+                let n = sqlx::query_scalar(sql).fetch_one(&mut c).await.unwrap();
+                c.close().await.unwrap();
+                n
+            }
+            TestStore::Postgres(fresh) => {
+                let mut c = fresh.connect().await;
+                let n = sqlx::query_scalar(sql).fetch_one(&mut c).await.unwrap();
+                c.close().await.unwrap();
+                n
+            }
+        }
+    }
+}
+
+/// `async fn $name(t: &TestStore)` run on each engine: `$name::sqlite` and `$name::postgres`.
+macro_rules! on_both_engines {
+    ($($name:ident),* $(,)?) => {
+        $(
+            mod $name {
+                #[tokio::test]
+                async fn sqlite() {
+                    super::$name(&super::TestStore::sqlite()).await;
+                }
+
+                #[tokio::test]
+                async fn postgres() {
+                    if let Some(t) = super::TestStore::postgres(stringify!($name)) {
+                        super::$name(&t).await;
+                    }
+                }
+            }
+        )*
+    };
+}
+
+on_both_engines!(
+    a_run_comes_back_exactly_as_it_went_in,
+    ingesting_the_same_run_twice_stores_nothing_new,
+    a_different_run_under_the_same_key_conflicts_unless_replaced,
+    a_failure_midway_leaves_no_half_written_run,
+    runs_of_several_repositories_and_trees_keep_their_own_benchmarks,
+    the_minimum_and_median_are_kept_as_columns_for_history,
+    statistic_series_follow_the_order_of_the_runs_given,
+    many_tasks_ingesting_the_same_runs_store_each_once,
+    a_delivery_is_claimed_by_one_worker_until_its_claim_lapses,
+);
+
+async fn a_run_comes_back_exactly_as_it_went_in(t: &TestStore) {
+    let store = t.open().await;
     let run = new_run(merkle_forge());
     let id = match store.ingest(&run).await.unwrap() {
         IngestOutcome::Created(id) => id,
@@ -84,7 +175,7 @@ async fn a_run_comes_back_exactly_as_it_went_in() {
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0], stored.summary);
     store.close().await;
-    assert_eq!(count(&db, "measurements").await, 30);
+    assert_eq!(t.count("measurements").await, 30);
 }
 
 #[tokio::test]
@@ -102,11 +193,8 @@ async fn the_database_is_in_wal_mode() {
     assert_eq!(mode, "wal");
 }
 
-#[tokio::test]
-async fn ingesting_the_same_run_twice_stores_nothing_new() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("benchgate.db");
-    let store = Store::open(&db).await.unwrap();
+async fn ingesting_the_same_run_twice_stores_nothing_new(t: &TestStore) {
+    let store = t.open().await;
     let run = new_run(merkle_forge());
     let first = store.ingest(&run).await.unwrap();
     let mut later = run.clone();
@@ -114,16 +202,13 @@ async fn ingesting_the_same_run_twice_stores_nothing_new() {
     let second = store.ingest(&later).await.unwrap();
     assert_eq!(second, IngestOutcome::Unchanged(first.run_id()));
     store.close().await;
-    assert_eq!(count(&db, "runs").await, 1);
-    assert_eq!(count(&db, "measurements").await, 30);
-    assert_eq!(count(&db, "benchmarks").await, 30);
+    assert_eq!(t.count("runs").await, 1);
+    assert_eq!(t.count("measurements").await, 30);
+    assert_eq!(t.count("benchmarks").await, 30);
 }
 
-#[tokio::test]
-async fn a_different_run_under_the_same_key_conflicts_unless_replaced() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("benchgate.db");
-    let store = Store::open(&db).await.unwrap();
+async fn a_different_run_under_the_same_key_conflicts_unless_replaced(t: &TestStore) {
+    let store = t.open().await;
     let run = new_run(merkle_forge());
     let first = store.ingest(&run).await.unwrap().run_id();
 
@@ -164,31 +249,26 @@ async fn a_different_run_under_the_same_key_conflicts_unless_replaced() {
         IngestOutcome::Created(_)
     ));
     store.close().await;
-    assert_eq!(count(&db, "runs").await, 2);
-    assert_eq!(count(&db, "measurements").await, 10 + 30);
+    assert_eq!(t.count("runs").await, 2);
+    assert_eq!(t.count("measurements").await, 10 + 30);
 }
 
-#[tokio::test]
-async fn a_failure_midway_leaves_no_half_written_run() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("benchgate.db");
-    let store = Store::open(&db).await.unwrap();
+async fn a_failure_midway_leaves_no_half_written_run(t: &TestStore) {
+    let store = t.open().await;
     let mut run = new_run(merkle_forge());
-    // The last measurement cannot be stored (an amount beyond SQLite's integers), so the run
+    // The last measurement cannot be stored (an amount beyond the store's integers), so the run
     // row and the 29 measurements before it must roll back too.
     run.measurements.last_mut().unwrap().throughput = Some(Throughput::Bytes(u64::MAX));
     let error = store.ingest(&run).await.unwrap_err();
     assert!(error.to_string().contains("too large"), "{error}");
     assert!(store.list_runs().await.unwrap().is_empty());
     store.close().await;
-    assert_eq!(count(&db, "runs").await, 0);
-    assert_eq!(count(&db, "measurements").await, 0);
+    assert_eq!(t.count("runs").await, 0);
+    assert_eq!(t.count("measurements").await, 0);
 }
 
-#[tokio::test]
-async fn runs_of_several_repositories_and_trees_keep_their_own_benchmarks() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&dir.path().join("benchgate.db")).await.unwrap();
+async fn runs_of_several_repositories_and_trees_keep_their_own_benchmarks(t: &TestStore) {
+    let store = t.open().await;
     let merkle = store
         .ingest(&new_run(merkle_forge()))
         .await
@@ -212,10 +292,8 @@ async fn runs_of_several_repositories_and_trees_keep_their_own_benchmarks() {
     );
 }
 
-#[tokio::test]
-async fn the_minimum_and_median_are_kept_as_columns_for_history() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&dir.path().join("benchgate.db")).await.unwrap();
+async fn the_minimum_and_median_are_kept_as_columns_for_history(t: &TestStore) {
+    let store = t.open().await;
     let run = new_run(merkle_forge());
     let id = store.ingest(&run).await.unwrap().run_id();
     let minimums = store
@@ -235,16 +313,8 @@ async fn the_minimum_and_median_are_kept_as_columns_for_history() {
     }
     // Runs stored before runs.statistics existed are read from the measurements, identically.
     store.close().await;
-    let db = dir.path().join("benchgate.db");
-    let mut connection = sqlx::SqliteConnection::connect(&format!("sqlite://{}", db.display()))
-        .await
-        .unwrap();
-    sqlx::query("UPDATE runs SET statistics = NULL")
-        .execute(&mut connection)
-        .await
-        .unwrap();
-    connection.close().await.unwrap();
-    let store = Store::open(&db).await.unwrap();
+    t.execute("UPDATE runs SET statistics = NULL").await;
+    let store = t.open().await;
     assert_eq!(
         store
             .statistic_series(&[id], StoredStatistic::Min)
@@ -254,10 +324,8 @@ async fn the_minimum_and_median_are_kept_as_columns_for_history() {
     );
 }
 
-#[tokio::test]
-async fn statistic_series_follow_the_order_of_the_runs_given() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&dir.path().join("benchgate.db")).await.unwrap();
+async fn statistic_series_follow_the_order_of_the_runs_given(t: &TestStore) {
+    let store = t.open().await;
     let mut ids = Vec::new();
     for (attempt, factor) in [(1, 1.0), (2, 2.0), (3, 3.0)] {
         let mut run = new_run(merkle_forge());
@@ -277,4 +345,108 @@ async fn statistic_series_follow_the_order_of_the_runs_given() {
         series[merkle_forge()[0].id.as_str()],
         [3.0 * first, 2.0 * first, first]
     );
+}
+
+async fn many_tasks_ingesting_the_same_runs_store_each_once(t: &TestStore) {
+    // Four stores on one database, as four service instances would be, each ingesting the
+    // same five runs from four tasks at once: the database, not one process, keeps them once.
+    let runs: Vec<NewRun> = (1..=5)
+        .map(|attempt| {
+            let mut run = new_run(merkle_forge());
+            run.meta.attempt = attempt;
+            run
+        })
+        .collect();
+    let mut stores = Vec::new();
+    for _ in 0..4 {
+        stores.push(t.open().await);
+    }
+    let mut tasks = tokio::task::JoinSet::new();
+    for store in &stores {
+        for _ in 0..4 {
+            let store = store.clone();
+            let runs = runs.clone();
+            tasks.spawn(async move {
+                let mut outcomes = Vec::new();
+                for run in &runs {
+                    outcomes.push(store.ingest(run).await.unwrap());
+                }
+                outcomes
+            });
+        }
+    }
+    let outcomes: Vec<IngestOutcome> = tasks.join_all().await.into_iter().flatten().collect();
+    let created = outcomes
+        .iter()
+        .filter(|o| matches!(o, IngestOutcome::Created(_)))
+        .count();
+    assert_eq!(outcomes.len(), 5 * 16);
+    assert_eq!(
+        created, 5,
+        "each run created once, found unchanged 15 times"
+    );
+    for store in stores {
+        store.close().await;
+    }
+    assert_eq!(t.count("runs").await, 5);
+    assert_eq!(t.count("measurements").await, 5 * 30);
+    assert_eq!(t.count("benchmarks").await, 30);
+}
+
+async fn a_delivery_is_claimed_by_one_worker_until_its_claim_lapses(t: &TestStore) {
+    let first = t.open().await;
+    let second = t.open().await;
+    assert!(first.record_delivery("d-1", "ping", b"{}").await.unwrap());
+    assert!(!second.record_delivery("d-1", "ping", b"{}").await.unwrap());
+    let lease = Duration::from_secs(600);
+    assert!(first.claim_delivery("d-1", lease).await.unwrap());
+    assert!(!second.claim_delivery("d-1", lease).await.unwrap());
+    assert!(
+        second.pending_deliveries().await.unwrap().is_empty(),
+        "a claimed delivery is not offered to other workers"
+    );
+    // A worker that died holding a claim: it lapses, and another worker takes the delivery.
+    t.execute("UPDATE webhook_deliveries SET claimed_until_ms = 1")
+        .await;
+    assert_eq!(second.pending_deliveries().await.unwrap()[0].id, "d-1");
+    assert!(second.claim_delivery("d-1", lease).await.unwrap());
+    second.finish_delivery("d-1", true, "done").await.unwrap();
+    assert!(
+        !first.claim_delivery("d-1", lease).await.unwrap(),
+        "finished"
+    );
+    assert_eq!(first.delivery("d-1").await.unwrap().unwrap().state, "done");
+
+    // Many workers racing for many deliveries: each delivery is won exactly once.
+    for i in 0..20 {
+        first
+            .record_delivery(&format!("race-{i}"), "ping", b"{}")
+            .await
+            .unwrap();
+    }
+    let mut tasks = tokio::task::JoinSet::new();
+    for worker in 0..6 {
+        let store = if worker % 2 == 0 {
+            first.clone()
+        } else {
+            second.clone()
+        };
+        tasks.spawn(async move {
+            let mut won = Vec::new();
+            for i in 0..20 {
+                let id = format!("race-{i}");
+                if store.claim_delivery(&id, lease).await.unwrap() {
+                    won.push(id);
+                }
+            }
+            won
+        });
+    }
+    let mut won: Vec<String> = tasks.join_all().await.into_iter().flatten().collect();
+    won.sort();
+    let mut expected: Vec<String> = (0..20).map(|i| format!("race-{i}")).collect();
+    expected.sort();
+    assert_eq!(won, expected);
+    first.close().await;
+    second.close().await;
 }

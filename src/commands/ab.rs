@@ -10,8 +10,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context as _, bail};
 use benchgate_collector::{
-    CommitSha, HardwareProfile, Measurement, NewRun, RepositoryName, RunKind, RunMeta, Store,
-    criterion,
+    CommitSha, HardwareProfile, Location, Measurement, NewRun, RepositoryName, RunKind, RunMeta,
+    Store, criterion,
 };
 use benchgate_gate::Policy;
 use benchgate_gate::decision::{
@@ -118,7 +118,7 @@ struct Options<'a> {
     /// The gungraun bench command (whitespace-separated), run once in each worktree.
     pub instructions: Option<&'a str>,
     /// The store every round is ingested into.
-    pub db: &'a Path,
+    pub db: &'a Location,
     /// The kind the rounds are stored as.
     pub kind: RunKind,
     /// The repository, when not inferred.
@@ -426,7 +426,7 @@ async fn ab(args: &Options<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
         }
     }
 
-    let store = Store::open(args.db).await?;
+    let store = Store::connect(args.db).await?;
     let result = run_rounds(
         &counts,
         args,

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use anyhow::{Context as _, bail};
-use benchgate_collector::{Measurement, RunId, Store, criterion};
+use benchgate_collector::{Location, Measurement, RunId, Store, criterion};
 use benchgate_gate::decision::{Input, Mode, evaluate};
 use benchgate_gate::report::Context;
 
@@ -59,7 +59,7 @@ struct Side {
 async fn load_side(
     flag: &str,
     values: &[String],
-    db: &Path,
+    db: &Location,
     baseline: &str,
 ) -> anyhow::Result<Side> {
     let mut side = Side {
@@ -80,13 +80,12 @@ async fn load_side(
             bail!("{flag} {value}: neither a Criterion output directory nor a stored run id");
         };
         if store.is_none() {
-            if !db.is_file() {
+            if !db.may_exist() {
                 bail!(
-                    "{flag} {value}: looks like a run id, but there is no store at {}; pass --db",
-                    db.display()
+                    "{flag} {value}: looks like a run id, but there is no store at {db}; pass --db"
                 );
             }
-            store = Some(Store::open(db).await?);
+            store = Some(Store::connect(db).await?);
         }
         if let Some(store) = &store {
             let run = store
@@ -113,7 +112,7 @@ fn common(values: &[String]) -> Option<String> {
 pub async fn compare(
     base: &[String],
     head: &[String],
-    db: &Path,
+    db: &Location,
     baseline: &str,
     config: Option<&Path>,
     outputs: &Outputs,

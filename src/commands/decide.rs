@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
+use benchgate_collector::Location;
 use benchgate_gate::Policy;
 use benchgate_gate::report::{Context, render_markdown, render_text, summary};
 
@@ -93,7 +94,7 @@ impl ReportArgs {
 pub async fn decide_and_publish(
     report: &ReportArgs,
     repository: Option<&str>,
-    db: &Path,
+    db: &Location,
     head_commit: Option<&str>,
     decide: impl std::future::Future<Output = anyhow::Result<u8>>,
 ) -> anyhow::Result<u8> {

@@ -3,11 +3,10 @@
 //! column, and JSON Lines uses the same names as keys.
 
 use std::io::Write;
-use std::path::Path;
 use std::time::SystemTime;
 
 use anyhow::Context as _;
-use benchgate_collector::{ExportRow, RepositoryName, Store};
+use benchgate_collector::{ExportRow, Location, RepositoryName, Store};
 
 /// The columns, in order, and whether each holds a number (JSON Lines writes those as numbers,
 /// or `null` when empty).
@@ -134,13 +133,13 @@ fn json_record(row: &ExportRow) -> serde_json::Value {
 
 /// Writes the export for `repository` (all if `None`) since `since` to `out`; returns the rows.
 pub async fn export(
-    db: &Path,
+    db: &Location,
     repository: Option<&RepositoryName>,
     since: Option<SystemTime>,
     format: ExportFormat,
     out: &mut dyn Write,
 ) -> anyhow::Result<usize> {
-    let store = Store::open_existing(db).await?;
+    let store = Store::connect_existing(db).await?;
     if format == ExportFormat::Jsonl {
         let rows = store
             .for_each_export_row(repository, since, |row| {

@@ -7,7 +7,8 @@ use std::path::Path;
 
 use anyhow::Context as _;
 use benchgate_collector::{
-    CommitSha, Measurement, RepositoryName, RunId, RunKind, RunSummary, Store, StoredStatistic,
+    CommitSha, Location, Measurement, RepositoryName, RunId, RunKind, RunSummary, Store,
+    StoredStatistic,
 };
 use benchgate_gate::decision::{Input, Mode, evaluate, round_statistic};
 use benchgate_gate::policy::Statistic;
@@ -140,7 +141,7 @@ impl Source {
 /// With `collector` (the service's URL and the repository), every run comes from the service.
 pub async fn gate(
     head: &str,
-    db: &Path,
+    db: &Location,
     collector: Option<(&str, RepositoryName)>,
     base_commit: Option<&str>,
     config: Option<&Path>,
@@ -152,7 +153,7 @@ pub async fn gate(
         let source = Source::Remote(Collector::new(url, repository)?);
         return decide(&source, head_id, base_commit, &policy, outputs).await;
     }
-    let store = Store::open_existing(db).await?;
+    let store = Store::connect_existing(db).await?;
     let outcome = decide(
         &Source::Local(store.clone()),
         head_id,

@@ -155,7 +155,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         None => imported_profile(),
     };
     let runs = runs(&path, &repository, &branch, &profile)?;
-    let store = Store::open(&db).await?;
+    let store = Store::connect(&db).await?;
     // One transaction: a run that cannot be stored leaves the store as it was.
     let outcome = store.ingest_all(&runs).await;
     store.close().await;

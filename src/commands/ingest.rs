@@ -168,7 +168,7 @@ pub fn read_new_run(args: &Args) -> anyhow::Result<NewRun> {
 pub async fn run(args: Args) -> anyhow::Result<u8> {
     // Everything is read and checked before the store is opened: bad input leaves it untouched.
     let run = read_new_run(&args)?;
-    let store = Store::open(&args.store.db).await?;
+    let store = Store::connect(&args.store.db).await?;
     let outcome = if args.replace {
         store.replace(&run).await
     } else {
@@ -189,7 +189,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         run.meta.commit.short(),
         run.meta.kind,
         run.profile.fingerprint().short(),
-        args.store.db.display()
+        args.store.db
     );
     println!("{}", outcome.run_id());
     Ok(0)

@@ -18,9 +18,7 @@ pub mod show;
 pub mod token;
 pub mod upload;
 
-use std::path::PathBuf;
-
-use benchgate_collector::{RunKind, Store};
+use benchgate_collector::{Location, RunKind, Store};
 use clap::{Subcommand, ValueEnum};
 
 /// The default store: an embedded SQLite file in the current directory.
@@ -29,15 +27,30 @@ pub const DEFAULT_DB: &str = ".benchgate/benchgate.db";
 /// `--db`, for every command that reads or writes the store.
 #[derive(clap::Args)]
 pub struct StoreArgs {
-    /// The SQLite store.
-    #[arg(long, default_value = DEFAULT_DB)]
-    pub db: PathBuf,
+    /// The store: a SQLite file (created when missing), or a PostgreSQL database as
+    /// `postgres://user[:password]@host[:port]/database`.
+    #[arg(
+        long,
+        visible_alias = "database-url",
+        value_name = "PATH|URL",
+        env = "BENCHGATE_DATABASE_URL",
+        default_value = DEFAULT_DB,
+        value_parser = parse_location,
+    )]
+    pub db: Location,
+}
+
+fn parse_location(text: &str) -> Result<Location, String> {
+    if text.is_empty() {
+        return Err("empty: name a SQLite file or a postgres:// URL".to_owned());
+    }
+    Ok(Location::parse(text))
 }
 
 impl StoreArgs {
     /// Opens the store, which must already exist (reading commands never create one).
     pub async fn open_existing(&self) -> anyhow::Result<Store> {
-        Ok(Store::open_existing(&self.db).await?)
+        Ok(Store::connect_existing(&self.db).await?)
     }
 }
 

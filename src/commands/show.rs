@@ -27,7 +27,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
             Some(latest) => store.get_run(latest.id).await,
             None => bail!(
                 "{}: no runs stored yet; add one with `benchgate ingest`",
-                args.store.db.display()
+                args.store.db
             ),
         },
         id => store.get_run(RunId::parse(id)?).await,

@@ -41,7 +41,7 @@ pub async fn run(command: TokenCommand) -> anyhow::Result<u8> {
             let token: String = std::iter::once("bgt_".to_owned())
                 .chain(secret.iter().map(|b| format!("{b:02x}")))
                 .collect();
-            let store = Store::open(&store.db).await?;
+            let store = Store::connect(&store.db).await?;
             let id = store
                 .create_token(&repository, &crate::serve::token_hash(&token))
                 .await;

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::SystemTime;
 
 use anyhow::Context as _;
-use benchgate_collector::{CommitSha, GateOverride, RepositoryName, Store};
+use benchgate_collector::{CommitSha, GateOverride, Location, RepositoryName, Store};
 use benchgate_gate::github_text::{
     CHECK_NAME, CHECK_TEXT_LIMIT, CheckOutput, Conclusion, Measure, OverrideNote,
     STATUS_DESCRIPTION_LIMIT, comment_body, comment_with_override, cut_chars, fit, override_title,
@@ -84,11 +84,11 @@ pub async fn handle(
     event_path: &Path,
     repository: Option<&str>,
     args: &GitHubArgs,
-    db: &Path,
+    db: &Location,
 ) -> anyhow::Result<Outcome> {
     let text = std::fs::read_to_string(event_path)
         .with_context(|| format!("event {}: cannot read", event_path.display()))?;
-    let store = Store::open(db).await?;
+    let store = Store::connect(db).await?;
     let outcome = handle_event(
         &text,
         &format!("event {}", event_path.display()),

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Context as _;
-use benchgate_collector::{CommitSha, RepositoryName, Store};
+use benchgate_collector::{CommitSha, Location, RepositoryName, Store};
 use benchgate_gate::decision::Verdict;
 use benchgate_gate::github_text::{
     CHECK_NAME, COMMENT_MARKER, Conclusion, Measure, OverrideNote, STEP_SUMMARY_LIMIT,
@@ -66,7 +66,7 @@ pub async fn publish_from_artifact(
     dir: &Path,
     repository: Option<&str>,
     args: &GitHubArgs,
-    db: &Path,
+    db: &Location,
     warn_only: bool,
 ) -> anyhow::Result<()> {
     let mut args = args.clone();
@@ -181,7 +181,7 @@ pub async fn publish(
     summary_path: &Path,
     repository: Option<&str>,
     args: &GitHubArgs,
-    db: &Path,
+    db: &Location,
     warn_only: bool,
     started: Option<StartedCheck>,
     provenance: Provenance,
@@ -385,14 +385,14 @@ impl CommentChange {
 }
 
 /// A stored override for the target's pull request and head commit, if the store has one.
-async fn stored_override(target: &Target, db: &Path) -> anyhow::Result<Option<OverrideNote>> {
+async fn stored_override(target: &Target, db: &Location) -> anyhow::Result<Option<OverrideNote>> {
     let (Some(github), Some(pr), Some(sha)) = (&target.github, target.pr, &target.sha) else {
         return Ok(None);
     };
-    if !db.is_file() {
+    if !db.may_exist() {
         return Ok(None);
     }
-    let store = Store::open(db).await?;
+    let store = Store::connect(db).await?;
     let found = store
         .override_for(
             &RepositoryName::parse(github.repository())?,

@@ -15,7 +15,6 @@ mod webhook;
 pub use auth::token_hash;
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -25,7 +24,7 @@ use axum::extract::{Request, State};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use benchgate_collector::Store;
+use benchgate_collector::{Location, Store};
 use serde_json::json;
 use tokio::sync::Notify;
 use tower_http::timeout::RequestBodyTimeoutLayer;
@@ -133,8 +132,8 @@ async fn healthz(State(state): State<AppState>) -> ApiResult {
 
 /// `benchgate serve`: binds `bind`, prints the address, serves until SIGTERM or Ctrl-C, and
 /// lets requests in flight finish.
-pub async fn serve(db: PathBuf, bind: SocketAddr, config: Config) -> anyhow::Result<()> {
-    let store = Store::open_with(&db, config.store_timeout).await?;
+pub async fn serve(db: Location, bind: SocketAddr, config: Config) -> anyhow::Result<()> {
+    let store = Store::connect_with(&db, config.store_timeout).await?;
     // A deep accept queue (the default is 128): CI fleets upload in bursts.
     let listener = (|| {
         let socket = if bind.is_ipv4() {
@@ -160,8 +159,8 @@ pub async fn serve(db: PathBuf, bind: SocketAddr, config: Config) -> anyhow::Res
         work,
     };
     eprintln!(
-        "benchgate serve: listening on http://{address} (store {})",
-        db.display()
+        "benchgate serve: listening on http://{address} ({} store {db})",
+        db.engine()
     );
     let header_timeout = state.config.header_timeout;
     listen::serve(listener, router(state), header_timeout, shutdown()).await;

@@ -2,6 +2,7 @@
 //! stored once per delivery id and answered at once; the worker does the work afterwards.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::State;
@@ -110,8 +111,17 @@ pub async fn receive_webhook(
     }
 }
 
-/// Works through pending deliveries, oldest first, whenever woken (and once at start, so a
-/// restart finishes what an earlier process had accepted).
+/// How long a worker's claim on a delivery holds: far longer than a delivery's work (a few
+/// GitHub calls, each with its own timeout); a claim whose worker died lapses after it.
+const CLAIM_LEASE: Duration = Duration::from_secs(600);
+
+/// How often a worker looks for work nobody woke it for: deliveries another instance accepted
+/// and did not finish, and lapsed claims.
+const POLL: Duration = Duration::from_secs(30);
+
+/// Works through pending deliveries, oldest first, whenever woken, every [`POLL`], and once
+/// at start (so a restart finishes what an earlier process had accepted). Each delivery is
+/// claimed first: with several instances on one store, each is worked on once.
 pub async fn worker(store: Store, github: GitHubArgs, work: Arc<Notify>) {
     loop {
         match store.pending_deliveries().await {
@@ -122,6 +132,15 @@ pub async fn worker(store: Store, github: GitHubArgs, work: Arc<Notify>) {
                     payload,
                 } in pending
                 {
+                    match store.claim_delivery(&delivery, CLAIM_LEASE).await {
+                        Ok(true) => {}
+                        // Finished or being worked on by another instance.
+                        Ok(false) => continue,
+                        Err(e) => {
+                            eprintln!("benchgate serve: delivery {delivery}: cannot claim: {e}");
+                            continue;
+                        }
+                    }
                     let (ok, outcome) = process(&store, &github, &delivery, &event, &payload).await;
                     // Recorded first, then logged: the log line means the outcome is stored.
                     if let Err(e) = store.finish_delivery(&delivery, ok, &outcome).await {
@@ -132,7 +151,7 @@ pub async fn worker(store: Store, github: GitHubArgs, work: Arc<Notify>) {
             }
             Err(e) => eprintln!("benchgate serve: cannot read pending deliveries: {e}"),
         }
-        work.notified().await;
+        let _ = tokio::time::timeout(POLL, work.notified()).await;
     }
 }
 

@@ -5,6 +5,7 @@
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
+use crate::support::postgres;
 use crate::support::*;
 
 fn ingest_merkle(dir: &Path, extra: &[&str]) -> Output {
@@ -573,4 +574,132 @@ fn runs_filters_by_repository_kind_and_branch_and_keeps_the_newest_n() {
         &benchgate(dir.path(), &["runs", "--repo", "nope"]),
         &["--repo"],
     );
+}
+
+#[test]
+fn a_postgres_store_answers_every_command_exactly_as_a_sqlite_file_does() {
+    let Some(database) = postgres::FreshDatabase::create("cli_postgres") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("store.db");
+    let stores = [file.to_str().unwrap(), database.url.as_str()];
+    let trees = [
+        (
+            "dicethedev/MerkleForge",
+            "dicethedev__MerkleForge/target/criterion",
+        ),
+        ("laysakura/louds-rs", "laysakura__louds-rs/criterion"),
+    ];
+    for store in stores {
+        for (commit, (repo, tree)) in trees.iter().enumerate() {
+            let tree = corpus(tree);
+            let commit = format!("{:040x}", commit + 1);
+            let args = [
+                "ingest",
+                tree.to_str().unwrap(),
+                "--repo",
+                repo,
+                "--commit",
+                &commit,
+                "--database-url",
+                store,
+            ];
+            let output = benchgate(dir.path(), &args);
+            assert_eq!(
+                stdout(&output),
+                format!("{}\n", commit.trim_start_matches('0'))
+            );
+            let again = benchgate(dir.path(), &args);
+            assert!(stderr(&again).contains("unchanged"), "{}", stderr(&again));
+        }
+    }
+    // Every reading command prints the same bytes from either engine.
+    let read = |args: &[&str]| -> Vec<String> {
+        stores
+            .iter()
+            .map(|store| {
+                let mut all = args.to_vec();
+                all.extend(["--db", store]);
+                let output = benchgate(dir.path(), &all);
+                assert_eq!(
+                    output.status.code(),
+                    Some(0),
+                    "{all:?}: {}",
+                    stderr(&output)
+                );
+                without_timestamps(&stdout(&output))
+            })
+            .collect()
+    };
+    for args in [
+        &["runs", "--format", "json"][..],
+        &["show", "1", "--format", "json"],
+        &["show", "latest"],
+        &["export", "--format", "csv"],
+        &[
+            "export",
+            "--format",
+            "jsonl",
+            "--repo",
+            "laysakura/louds-rs",
+        ],
+    ] {
+        let [sqlite, postgres] = <[String; 2]>::try_from(read(args)).unwrap();
+        assert!(sqlite.len() > 200, "{args:?}: {sqlite}");
+        assert_eq!(sqlite, postgres, "{args:?}");
+    }
+    let export = &read(&["export", "--format", "csv"])[1];
+    assert_eq!(
+        export.lines().count(),
+        1 + 30 + 30,
+        "a header and 60 measurements"
+    );
+}
+
+/// `text` with each RFC 3339 time (`2026-11-24T01:11:47Z`, also with fractions or an offset)
+/// replaced by `<time>`: two stores ingested a second apart differ in nothing else.
+fn without_timestamps(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let shape = b"dddd-dd-ddTdd:dd:dd";
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let matches = bytes.len() - i >= shape.len()
+            && shape.iter().zip(&bytes[i..]).all(|(s, b)| match s {
+                b'd' => b.is_ascii_digit(),
+                _ => s == b,
+            });
+        if matches {
+            let mut end = i + shape.len();
+            while end < bytes.len()
+                && (bytes[end].is_ascii_digit() || b".:+-Z".contains(&bytes[end]))
+            {
+                end += 1;
+            }
+            out.push_str("<time>");
+            i = end;
+        } else {
+            let c = text[i..].chars().next().unwrap();
+            out.push(c);
+            i += c.len_utf8();
+        }
+    }
+    out
+}
+
+#[test]
+fn an_unreachable_postgres_store_is_named_without_its_password() {
+    let dir = tempfile::tempdir().unwrap();
+    // Port 1 on loopback: nothing listens there.
+    let output = benchgate(
+        dir.path(),
+        &[
+            "runs",
+            "--db",
+            "postgres://ci:hunter2@127.0.0.1:1/benchgate",
+        ],
+    );
+    assert_refused(&output, &["store postgres://ci:***@127.0.0.1:1/benchgate"]);
+    assert!(!stderr(&output).contains("hunter2"), "{}", stderr(&output));
 }

@@ -8,6 +8,7 @@ use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
 use crate::support::fake_github::{self, FakeGitHub};
+use crate::support::postgres;
 use crate::support::server::{SECRET, Server};
 use crate::support::*;
 use serde_json::{Value, json};
@@ -15,18 +16,10 @@ use serde_json::{Value, json};
 const TREE: &str = "laysakura__louds-rs/criterion";
 const REPO: &str = "laysakura/louds-rs";
 
-fn token(dir: &Path, db: &Path, repo: &str) -> String {
-    let output = benchgate(
-        dir,
-        &[
-            "token",
-            "create",
-            "--repo",
-            repo,
-            "--db",
-            db.to_str().unwrap(),
-        ],
-    );
+/// A new upload token; `db` is a SQLite file or a `postgres://` URL.
+fn token(dir: &Path, db: impl AsRef<std::ffi::OsStr>, repo: &str) -> String {
+    let db = db.as_ref().to_str().unwrap();
+    let output = benchgate(dir, &["token", "create", "--repo", repo, "--db", db]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     stdout(&output).trim().to_owned()
 }
@@ -222,9 +215,26 @@ fn malformed_and_oversized_uploads_name_the_fault() {
 #[test]
 fn five_hundred_concurrent_uploads_of_fifty_runs_store_fifty() {
     let (dir, db) = setup();
-    let good = token(dir.path(), &db, REPO);
+    five_hundred_uploads_of_fifty_runs(&dir, db.to_str().unwrap(), 1);
+}
+
+#[test]
+fn two_instances_on_one_postgres_take_five_hundred_uploads_and_store_fifty() {
+    let Some(database) = postgres::FreshDatabase::create("five_hundred_uploads") else {
+        return;
+    };
+    let (dir, _) = setup();
+    five_hundred_uploads_of_fifty_runs(&dir, &database.url, 2);
+}
+
+/// 500 uploads at once of 50 distinct runs, split across `instances` servers on the store
+/// `db`: exactly 50 are created, 450 found unchanged, and each run holds its 30 benchmarks.
+fn five_hundred_uploads_of_fifty_runs(dir: &tempfile::TempDir, db: &str, instances: usize) {
+    let good = token(dir.path(), db, REPO);
     let base = document(dir.path(), 0);
-    let server = Arc::new(Server::start(&db, &[], None));
+    let servers: Vec<Arc<Server>> = (0..instances)
+        .map(|_| Arc::new(Server::start(db, &[], None)))
+        .collect();
     let documents: Vec<String> = (0..50)
         .map(|i| {
             let mut d = base.clone();
@@ -235,7 +245,8 @@ fn five_hundred_concurrent_uploads_of_fifty_runs_store_fifty() {
     let barrier = Arc::new(Barrier::new(500));
     let handles: Vec<_> = (0..500)
         .map(|k| {
-            let (server, barrier, token) = (server.clone(), barrier.clone(), good.clone());
+            let server = servers[k % instances].clone();
+            let (barrier, token) = (barrier.clone(), good.clone());
             let body = documents[k % 50].clone();
             std::thread::spawn(move || {
                 barrier.wait();
@@ -263,8 +274,10 @@ fn five_hundred_concurrent_uploads_of_fifty_runs_store_fifty() {
     let shed: usize = answers.iter().map(|(_, shed)| shed).sum();
     eprintln!("{shed} uploads were answered 503 and retried");
     let results: Vec<(u16, Value)> = answers.into_iter().map(|(answer, _)| answer).collect();
-    let (now, peak) = memory_mib(server.child.id());
-    eprintln!("serve memory after 500 uploads: peak {peak:.0} MiB, {now:.0} MiB now");
+    for server in &servers {
+        let (now, peak) = memory_mib(server.child.id());
+        eprintln!("serve memory after 500 uploads: peak {peak:.0} MiB, {now:.0} MiB now");
+    }
     let created = results.iter().filter(|(s, _)| *s == 201).count();
     let unchanged = results.iter().filter(|(s, _)| *s == 200).count();
     assert_eq!(
@@ -273,29 +286,21 @@ fn five_hundred_concurrent_uploads_of_fifty_runs_store_fifty() {
         "{:?}",
         results.iter().find(|(s, _)| *s >= 300)
     );
-    let (_, runs) = server.get(&format!("/api/v1/repos/{REPO}/runs"));
-    let runs = runs.as_array().unwrap();
-    assert_eq!(runs.len(), 50);
-    drop(server);
+    for server in &servers {
+        let (_, runs) = server.get(&format!("/api/v1/repos/{REPO}/runs"));
+        assert_eq!(
+            runs.as_array().unwrap().len(),
+            50,
+            "as every instance sees it"
+        );
+    }
+    drop(servers);
     // No duplicate measurement: each run holds exactly its benchmarks.
-    let output = benchgate(
-        dir.path(),
-        &["runs", "--db", db.to_str().unwrap(), "--format", "json"],
-    );
+    let output = benchgate(dir.path(), &["runs", "--db", db, "--format", "json"]);
     let listed: Value = serde_json::from_slice(&output.stdout).unwrap();
     for run in listed.as_array().unwrap() {
         let id = run["id"].to_string();
-        let shown = benchgate(
-            dir.path(),
-            &[
-                "show",
-                &id,
-                "--db",
-                db.to_str().unwrap(),
-                "--format",
-                "json",
-            ],
-        );
+        let shown = benchgate(dir.path(), &["show", &id, "--db", db, "--format", "json"]);
         let shown: Value = serde_json::from_slice(&shown.stdout).unwrap();
         assert_eq!(shown["measurements"].as_array().unwrap().len(), 30);
         assert_eq!(run["n_benchmarks"], 30);
@@ -603,6 +608,79 @@ fn a_delivery_accepted_before_a_restart_is_worked_on_after_it() {
     assert_eq!(
         state.outcome.as_deref(),
         Some("overridden at 2222222222222222222222222222222222222222")
+    );
+}
+
+#[test]
+fn two_instances_on_one_postgres_work_each_delivery_once() {
+    let Some(database) = postgres::FreshDatabase::create("deliveries_once") else {
+        return;
+    };
+    let github = FakeGitHub::start("");
+    github.data().permissions.insert("maint".into(), "write");
+    github.data().pulls.insert(7, "2".repeat(40));
+    // Accepted before both instances start, as after an outage: both workers find all eight
+    // pending at once, and each delivery must be worked on by one of them.
+    let ids: Vec<String> = (0..8).map(|i| format!("d-{i}")).collect();
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let location = benchgate_collector::Location::parse(&database.url);
+        let store = benchgate_collector::Store::connect(&location)
+            .await
+            .unwrap();
+        for (i, id) in ids.iter().enumerate() {
+            let event = fake_github::issue_comment_event(
+                "created",
+                900 + i as u64,
+                "maint",
+                "User",
+                &format!("/benchgate override flaky runner {i}"),
+                true,
+            );
+            let body = event.to_string();
+            assert!(
+                store
+                    .record_delivery(id, "issue_comment", body.as_bytes())
+                    .await
+                    .unwrap()
+            );
+        }
+        store.close().await;
+    });
+    let servers = [
+        Server::start(&database.url, &[], Some(&github)),
+        Server::start(&database.url, &[], Some(&github)),
+    ];
+    let logs = |servers: &[Server]| -> String {
+        servers
+            .iter()
+            .map(|s| s.log.lock().unwrap().clone())
+            .collect()
+    };
+    wait_until("eight deliveries worked on", || {
+        logs(&servers)
+            .matches("(issue_comment): overridden at")
+            .count()
+            >= 8
+    });
+    let logs = logs(&servers);
+    drop(servers);
+    for id in &ids {
+        assert_eq!(
+            logs.matches(&format!("delivery {id} (issue_comment)"))
+                .count(),
+            1,
+            "{id} worked on once across both instances:\n{logs}"
+        );
+    }
+    let check_run_writes = github
+        .data()
+        .seen
+        .iter()
+        .filter(|r| r.method != "GET" && r.path.contains("/check-runs"))
+        .count();
+    assert_eq!(
+        check_run_writes, 8,
+        "one check-run write per delivery, none twice"
     );
 }
 

@@ -1,5 +1,8 @@
-//! The store: runs, their fingerprints and measurements in SQLite (WAL), through sqlx. All SQL of
-//! benchgate lives in this module, written portably so a PostgreSQL backend can follow.
+//! The store: runs, their fingerprints and measurements, through sqlx, in an embedded SQLite
+//! file (WAL; the default) or a PostgreSQL database (for several service instances). All SQL
+//! of benchgate lives in this module, written once in the dialect both engines speak (`$N`
+//! parameters, `ON CONFLICT`, `RETURNING`) and run on either pool by [`with_pool!`]; only the
+//! schema (`migrations/sqlite`, `migrations/postgres`) and how a write takes its lock differ.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -8,8 +11,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures_util::TryStreamExt as _;
 use sha2::{Digest, Sha256};
+use sqlx::postgres::{PgConnectOptions, PgPool};
 use sqlx::sqlite::SqliteConnectOptions;
-use sqlx::{QueryBuilder, Row, Sqlite, SqlitePool};
+use sqlx::{Connection as _, QueryBuilder, Row, SqlitePool};
 
 use crate::domain::{
     BenchmarkId, CommitSha, CustomMetric, Direction, Estimate, Measurement, RepositoryName, RunId,
@@ -20,11 +24,26 @@ use crate::error::{Error, Result};
 
 use crate::fingerprint::{Fingerprint, HardwareProfile, to_hex};
 
+mod location;
 mod overrides;
 mod rows;
 mod runs;
 mod series;
 mod service;
+
+pub use location::Location;
+
+/// Runs `$body` with `$pool` bound to the store's pool, whichever engine it is: the body is
+/// compiled once per engine, so each gets its own driver's types and no dynamic dispatch.
+macro_rules! with_pool {
+    ($store:expr, $pool:ident => $body:expr) => {
+        match &$store.pool {
+            $crate::store::Pool::Sqlite($pool) => $body,
+            $crate::store::Pool::Postgres($pool) => $body,
+        }
+    };
+}
+pub(crate) use with_pool;
 
 /// Rows per multi-row INSERT: well under SQLite's 32,766 bound parameters.
 const MEASUREMENT_ROWS_PER_INSERT: usize = 500;
@@ -250,81 +269,202 @@ pub struct OverriddenCommit {
 /// How long a write waits for another process's lock on the store by default.
 pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The benchgate store: one SQLite file.
+/// What differs between the engines beyond their SQL types: how a write transaction takes
+/// the lock that keeps concurrent writers of one repository in turn.
+pub(crate) trait Engine: sqlx::Database {
+    /// Begins a transaction for writing runs of `repositories`.
+    fn begin_write(
+        pool: &sqlx::Pool<Self>,
+        repositories: &[&str],
+    ) -> impl std::future::Future<Output = sqlx::Result<sqlx::Transaction<'static, Self>>> + Send;
+}
+
+impl Engine for sqlx::Sqlite {
+    /// `BEGIN IMMEDIATE` takes SQLite's one write lock up front, so concurrent ingests queue
+    /// instead of failing on a read-to-write upgrade.
+    async fn begin_write(
+        pool: &SqlitePool,
+        _repositories: &[&str],
+    ) -> sqlx::Result<sqlx::Transaction<'static, Self>> {
+        pool.begin_with("BEGIN IMMEDIATE").await
+    }
+}
+
+impl Engine for sqlx::Postgres {
+    /// A transaction-scoped advisory lock per repository (taken in one order, so two writers
+    /// never wait on each other): writers of one repository queue, as on SQLite, so the
+    /// second ingest of a run finds the first's, whichever instance took it; writers of
+    /// different repositories go side by side.
+    async fn begin_write(
+        pool: &PgPool,
+        repositories: &[&str],
+    ) -> sqlx::Result<sqlx::Transaction<'static, Self>> {
+        let mut keys: Vec<i64> = repositories.iter().map(|r| lock_key(r)).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let mut tx = pool.begin().await?;
+        for key in keys {
+            sqlx::query("SELECT pg_advisory_xact_lock($1)")
+                .bind(key)
+                .execute(&mut *tx)
+                .await?;
+        }
+        Ok(tx)
+    }
+}
+
+/// The advisory-lock key of a repository's writes: the first 8 bytes of a SHA-256.
+fn lock_key(repository: &str) -> i64 {
+    let digest = Sha256::digest(format!("benchgate ingest {repository}").as_bytes());
+    let mut bytes = [0u8; 8];
+    bytes.copy_from_slice(&digest[..8]);
+    i64::from_le_bytes(bytes)
+}
+
+/// The engine behind a [`Store`].
+#[derive(Debug, Clone)]
+pub(crate) enum Pool {
+    /// An embedded SQLite file.
+    Sqlite(SqlitePool),
+    /// A PostgreSQL database.
+    Postgres(PgPool),
+}
+
+/// The benchgate store: one SQLite file or one PostgreSQL database.
 #[derive(Debug, Clone)]
 pub struct Store {
-    pool: SqlitePool,
-    path: PathBuf,
+    pool: Pool,
+    location: Location,
+    /// Shown in errors: the file, or the URL without its password.
+    shown: String,
 }
 
 impl Store {
-    /// Opens a store that must already exist: reading commands never create one.
+    /// Opens a SQLite store that must already exist: reading commands never create one.
     pub async fn open_existing(path: &Path) -> Result<Self> {
-        if !path.is_file() {
-            return Err(Error::NoStore {
-                path: path.to_owned(),
-            });
-        }
-        Self::open(path).await
+        Self::connect_existing(&Location::Sqlite(path.to_owned())).await
     }
 
-    /// Opens the store at `path`, creating it (and its directory) when missing, and brings
-    /// its schema up to date. A write waits up to [`DEFAULT_BUSY_TIMEOUT`] for another writer.
+    /// Opens the SQLite store at `path`, creating it (and its directory) when missing, and
+    /// brings its schema up to date. A write waits up to [`DEFAULT_BUSY_TIMEOUT`] for another
+    /// writer.
     pub async fn open(path: &Path) -> Result<Self> {
-        Self::open_with(path, DEFAULT_BUSY_TIMEOUT).await
+        Self::connect(&Location::Sqlite(path.to_owned())).await
     }
 
     /// As [`Store::open`], waiting up to `busy_timeout` for another writer's lock (then the
     /// error [`Error::is_busy`]).
     pub async fn open_with(path: &Path, busy_timeout: Duration) -> Result<Self> {
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|source| Error::ReadFile {
-                path: parent.to_owned(),
-                source,
-            })?;
+        Self::connect_with(&Location::Sqlite(path.to_owned()), busy_timeout).await
+    }
+
+    /// Opens a store that must already exist: a SQLite file that is there, or a PostgreSQL
+    /// database (whose schema is brought up to date, as the server must exist to connect).
+    pub async fn connect_existing(location: &Location) -> Result<Self> {
+        if let Location::Sqlite(path) = location
+            && !path.is_file()
+        {
+            return Err(Error::NoStore {
+                path: path.to_owned(),
+            });
         }
-        let options = SqliteConnectOptions::new()
-            .filename(path)
-            .create_if_missing(true)
-            .journal_mode(sqlx::sqlite::SqliteJournalMode::Wal)
-            .synchronous(sqlx::sqlite::SqliteSynchronous::Normal)
-            .foreign_keys(true)
-            .busy_timeout(busy_timeout)
-            .row_buffer_size(ROW_BUFFER);
-        let pool = sqlx::sqlite::SqlitePoolOptions::new()
-            .max_connections(4)
-            .connect_with(options)
-            .await
-            .map_err(|source| Error::Database {
-                path: path.to_owned(),
-                source,
-            })?;
-        sqlx::migrate!("../migrations")
-            .run(&pool)
-            .await
-            .map_err(|source| Error::Migration {
-                path: path.to_owned(),
-                source,
-            })?;
+        Self::connect(location).await
+    }
+
+    /// Opens the store at `location` and brings its schema up to date. A SQLite file (and its
+    /// directory) is created when missing; a PostgreSQL database must exist. A write waits up
+    /// to [`DEFAULT_BUSY_TIMEOUT`] for another writer.
+    pub async fn connect(location: &Location) -> Result<Self> {
+        Self::connect_with(location, DEFAULT_BUSY_TIMEOUT).await
+    }
+
+    /// As [`Store::connect`], waiting up to `busy_timeout` for another writer's lock (then
+    /// the error [`Error::is_busy`]).
+    pub async fn connect_with(location: &Location, busy_timeout: Duration) -> Result<Self> {
+        let shown = location.to_string();
+        let database = |source| Error::Database {
+            store: shown.clone(),
+            source,
+        };
+        let migration = |source| Error::Migration {
+            store: shown.clone(),
+            source,
+        };
+        let pool = match location {
+            Location::Sqlite(path) => {
+                if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(parent).map_err(|source| Error::ReadFile {
+                        path: parent.to_owned(),
+                        source,
+                    })?;
+                }
+                let options = SqliteConnectOptions::new()
+                    .filename(path)
+                    .create_if_missing(true)
+                    .journal_mode(sqlx::sqlite::SqliteJournalMode::Wal)
+                    .synchronous(sqlx::sqlite::SqliteSynchronous::Normal)
+                    .foreign_keys(true)
+                    .busy_timeout(busy_timeout)
+                    .row_buffer_size(ROW_BUFFER);
+                let pool = sqlx::sqlite::SqlitePoolOptions::new()
+                    .max_connections(4)
+                    .connect_with(options)
+                    .await
+                    .map_err(database)?;
+                sqlx::migrate!("../migrations/sqlite")
+                    .run(&pool)
+                    .await
+                    .map_err(migration)?;
+                Pool::Sqlite(pool)
+            }
+            Location::Postgres(url) => {
+                let lock_timeout = format!("{}ms", busy_timeout.as_millis().max(1));
+                let options = PgConnectOptions::from_str(url)
+                    .map_err(database)?
+                    .application_name("benchgate")
+                    // A write waits this long for another's lock, as SQLite's busy timeout.
+                    .options([("lock_timeout", lock_timeout.as_str())]);
+                // One attempt first, so a wrong URL or a server that is down is an error at
+                // once: the pool would retry it until its acquire timeout.
+                let probe = sqlx::PgConnection::connect_with(&options)
+                    .await
+                    .map_err(database)?;
+                probe.close().await.map_err(database)?;
+                let pool = sqlx::postgres::PgPoolOptions::new()
+                    .max_connections(8)
+                    .acquire_timeout(busy_timeout.max(Duration::from_secs(1)))
+                    .connect_with(options)
+                    .await
+                    .map_err(database)?;
+                // The migrator takes PostgreSQL's advisory lock: instances starting together
+                // migrate once.
+                sqlx::migrate!("../migrations/postgres")
+                    .run(&pool)
+                    .await
+                    .map_err(migration)?;
+                Pool::Postgres(pool)
+            }
+        };
         Ok(Self {
             pool,
-            path: path.to_owned(),
+            location: location.clone(),
+            shown,
         })
     }
 
-    /// Closes the pool, checkpointing the WAL.
+    /// Closes the pool (for SQLite, checkpointing the WAL).
     pub async fn close(self) {
-        self.pool.close().await;
+        with_pool!(self, pool => pool.close().await)
     }
 
-    /// The database file.
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// Where the store is.
+    pub fn location(&self) -> &Location {
+        &self.location
     }
 
     fn db_error(&self) -> impl Fn(sqlx::Error) -> Error + '_ {
         move |source| Error::Database {
-            path: self.path.clone(),
+            store: self.shown.clone(),
             source,
         }
     }

@@ -1,8 +1,10 @@
-//! How runs are laid out in SQLite: the SQL shared by the store's queries, the row codecs
+//! How runs are laid out in the store: the SQL shared by the store's queries, the row codecs
 //! (rows to domain values and back), the content hash that makes ingest idempotent, and the
 //! packed encodings of samples and statistics.
 
 use super::*;
+use sqlx::{ColumnIndex, Database, Decode, Encode, Type};
+
 /// The columns and joins every run query starts with; `run_summary_from_row` reads them.
 macro_rules! run_summary_select {
     () => {
@@ -50,8 +52,11 @@ pub(super) const RUN_SELECT_ONE: &str = concat!(
 
 /// `sql` followed by the ids of `runs` as bound parameters and a closing parenthesis: for the
 /// `... WHERE x IN (` queries over a chunk of runs.
-pub(super) fn in_runs(sql: impl Into<String>, runs: &[RunId]) -> QueryBuilder<Sqlite> {
-    let mut query = QueryBuilder::<Sqlite>::new(sql);
+pub(super) fn in_runs<DB: Database>(sql: impl Into<String>, runs: &[RunId]) -> QueryBuilder<DB>
+where
+    for<'q> i64: Encode<'q, DB> + Type<DB>,
+{
+    let mut query = QueryBuilder::<DB>::new(sql);
     let mut ids = query.separated(", ");
     for id in runs {
         ids.push_bind(id.get());
@@ -109,7 +114,13 @@ impl<'a> MeasurementRow<'a> {
     }
 }
 
-pub(super) fn run_summary_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<RunSummary> {
+pub(super) fn run_summary_from_row<R>(row: &R) -> Result<RunSummary>
+where
+    R: Row,
+    for<'a> &'a str: ColumnIndex<R>,
+    for<'r> String: Decode<'r, R::Database> + Type<R::Database>,
+    for<'r> i64: Decode<'r, R::Database> + Type<R::Database>,
+{
     let corrupt = |reason: String| Error::CorruptRow {
         table: "runs",
         reason,
@@ -143,7 +154,13 @@ pub(super) fn run_summary_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<RunS
     })
 }
 
-pub(super) fn profile_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<HardwareProfile> {
+pub(super) fn profile_from_row<R>(row: &R) -> Result<HardwareProfile>
+where
+    R: Row,
+    for<'a> &'a str: ColumnIndex<R>,
+    for<'r> String: Decode<'r, R::Database> + Type<R::Database>,
+    for<'r> i64: Decode<'r, R::Database> + Type<R::Database>,
+{
     let get_error = |e: sqlx::Error| Error::CorruptRow {
         table: "fingerprints",
         reason: e.to_string(),
@@ -184,7 +201,16 @@ pub(super) const MEASUREMENT_COLUMNS: &str = "b.name, m.throughput_kind, m.throu
      m.confidence_level, m.sampling_mode, m.sample_iters, m.sample_times, m.unit, m.direction";
 
 /// A row of [`MEASUREMENT_COLUMNS`], read by position and borrowing its text and blobs.
-pub(super) fn measurement_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<Measurement> {
+pub(super) fn measurement_from_row<'r, R>(row: &'r R) -> Result<Measurement>
+where
+    R: Row,
+    usize: ColumnIndex<R>,
+    &'r str: Decode<'r, R::Database> + Type<R::Database>,
+    &'r [u8]: Decode<'r, R::Database> + Type<R::Database>,
+    String: Decode<'r, R::Database> + Type<R::Database>,
+    i64: Decode<'r, R::Database> + Type<R::Database>,
+    f64: Decode<'r, R::Database> + Type<R::Database>,
+{
     let corrupt = |reason: String| Error::CorruptRow {
         table: "measurements",
         reason,

@@ -20,38 +20,63 @@ impl Store {
     /// Stores every run in one transaction, all or none: the first that cannot be stored (a
     /// different run under the same key) leaves the store as it was. Outcomes in order.
     pub async fn ingest_all(&self, runs: &[NewRun]) -> Result<Vec<IngestOutcome>> {
-        let db = self.db_error();
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await.map_err(&db)?;
-        let mut outcomes = Vec::with_capacity(runs.len());
-        for run in runs {
-            // On an error the transaction is dropped, which rolls it back.
-            outcomes.push(self.write_run(&mut tx, run, false).await?);
-        }
-        tx.commit().await.map_err(&db)?;
-        Ok(outcomes)
+        self.store_runs(runs, false).await
     }
 
     /// Stores a run in one transaction. The same run under the same key again stores nothing;
     /// a different run under the same key is [`Error::RunConflict`] unless `replace`, which
     /// swaps it atomically.
     async fn store_run(&self, run: &NewRun, replace: bool) -> Result<IngestOutcome> {
+        let outcomes = self.store_runs(std::slice::from_ref(run), replace).await?;
+        outcomes
+            .into_iter()
+            .next()
+            .ok_or_else(|| Error::CorruptRow {
+                table: "runs",
+                reason: "a stored run has no outcome".to_owned(),
+            })
+    }
+
+    /// Stores `runs` in one write transaction, which holds the engine's write lock for their
+    /// repositories (see [`Engine::begin_write`]): concurrent ingests of one run queue, and the
+    /// second finds the first's run stored.
+    async fn store_runs(&self, runs: &[NewRun], replace: bool) -> Result<Vec<IngestOutcome>> {
         let db = self.db_error();
-        // IMMEDIATE takes the write lock up front, so concurrent ingests queue instead of failing
-        // on a read-to-write upgrade.
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await.map_err(&db)?;
-        let outcome = self.write_run(&mut tx, run, replace).await?;
-        tx.commit().await.map_err(&db)?;
-        Ok(outcome)
+        let repositories: Vec<&str> = runs.iter().map(|r| r.meta.repository.as_str()).collect();
+        with_pool!(self, pool => {
+            let mut tx = Engine::begin_write(pool, &repositories).await.map_err(&db)?;
+            let mut outcomes = Vec::with_capacity(runs.len());
+            for run in runs {
+                // On an error the transaction is dropped, which rolls it back.
+                outcomes.push(self.write_run(&mut tx, run, replace).await?);
+            }
+            tx.commit().await.map_err(&db)?;
+            Ok(outcomes)
+        })
     }
 
     /// Writes `run` inside `tx`: nothing for the same results under its key, an error for
     /// different ones unless `replace`.
-    async fn write_run(
+    async fn write_run<DB: Engine>(
         &self,
-        tx: &mut sqlx::Transaction<'static, Sqlite>,
+        tx: &mut sqlx::Transaction<'static, DB>,
         run: &NewRun,
         replace: bool,
-    ) -> Result<IngestOutcome> {
+    ) -> Result<IngestOutcome>
+    where
+        for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
+        DB::Arguments: sqlx::IntoArguments<DB>,
+        for<'a> &'a str: sqlx::ColumnIndex<DB::Row>,
+        for<'q> &'q str: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+        for<'q> Option<&'q str>: sqlx::Encode<'q, DB>,
+        for<'q> String: sqlx::Encode<'q, DB> + sqlx::Decode<'q, DB> + sqlx::Type<DB>,
+        for<'q> Option<String>: sqlx::Encode<'q, DB>,
+        for<'q> i64: sqlx::Encode<'q, DB> + sqlx::Decode<'q, DB> + sqlx::Type<DB>,
+        for<'q> Option<i64>: sqlx::Encode<'q, DB>,
+        for<'q> f64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+        for<'q> Vec<u8>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+        (i64,): for<'r> sqlx::FromRow<'r, DB::Row>,
+    {
         let db = self.db_error();
         let content_hash = content_hash(run);
         let fingerprint = run.profile.fingerprint();
@@ -165,7 +190,7 @@ impl Store {
 
         for chunk in run.measurements.chunks(BENCHMARK_ROWS_PER_INSERT) {
             let mut insert =
-                QueryBuilder::<Sqlite>::new("INSERT INTO benchmarks (repository_id, name) ");
+                QueryBuilder::<DB>::new("INSERT INTO benchmarks (repository_id, name) ");
             insert.push_values(chunk, |mut row, measurement| {
                 row.push_bind(repository_id)
                     .push_bind(measurement.id.as_str());
@@ -190,7 +215,7 @@ impl Store {
             .map(|m| MeasurementRow::new(m, &benchmark_ids))
             .collect::<Result<Vec<_>>>()?;
         for chunk in rows.chunks(MEASUREMENT_ROWS_PER_INSERT) {
-            let mut insert = QueryBuilder::<Sqlite>::new(
+            let mut insert = QueryBuilder::<DB>::new(
                 "INSERT INTO measurements (run_id, benchmark_id, throughput_kind, throughput_amount, throughput_bytes, \
                  mean_point, mean_lower, mean_upper, median_point, median_lower, median_upper, confidence_level, \
                  sampling_mode, n_samples, sample_iters, sample_times, min_point, unit, direction) ",
@@ -235,11 +260,13 @@ impl Store {
 
     /// Every stored run, oldest first.
     pub async fn list_runs(&self) -> Result<Vec<RunSummary>> {
-        let rows = sqlx::query(RUN_SUMMARY_SELECT_ALL)
-            .fetch_all(&self.pool)
-            .await
-            .map_err(self.db_error())?;
-        rows.iter().map(run_summary_from_row).collect()
+        with_pool!(self, pool => {
+            let rows = sqlx::query(RUN_SUMMARY_SELECT_ALL)
+                .fetch_all(pool)
+                .await
+                .map_err(self.db_error())?;
+            rows.iter().map(run_summary_from_row).collect()
+        })
     }
 
     /// The newest run: the latest recorded, the highest id among runs recorded at the same
@@ -258,13 +285,15 @@ impl Store {
         repository: &RepositoryName,
         fingerprint: &Fingerprint,
     ) -> Result<Vec<RunSummary>> {
-        let rows = sqlx::query(RUN_SUMMARY_SELECT_ON_FINGERPRINT)
-            .bind(repository.as_str())
-            .bind(fingerprint.as_str())
-            .fetch_all(&self.pool)
-            .await
-            .map_err(self.db_error())?;
-        rows.iter().map(run_summary_from_row).collect()
+        with_pool!(self, pool => {
+            let rows = sqlx::query(RUN_SUMMARY_SELECT_ON_FINGERPRINT)
+                .bind(repository.as_str())
+                .bind(fingerprint.as_str())
+                .fetch_all(pool)
+                .await
+                .map_err(self.db_error())?;
+            rows.iter().map(run_summary_from_row).collect()
+        })
     }
 
     /// The highest attempt stored under (repository, commit, fingerprint, kind), 0 if none.
@@ -275,63 +304,69 @@ impl Store {
         fingerprint: &Fingerprint,
         kind: RunKind,
     ) -> Result<u32> {
-        let attempt: Option<i64> = sqlx::query_scalar(
-            "SELECT MAX(r.attempt) FROM runs r JOIN repositories repo ON repo.id = r.repository_id \
-             JOIN fingerprints f ON f.id = r.fingerprint_id \
-             WHERE repo.name = $1 AND r.commit_sha = $2 AND f.hash = $3 AND r.kind = $4",
-        )
-        .bind(repository.as_str())
-        .bind(commit.as_str())
-        .bind(fingerprint.as_str())
-        .bind(kind.as_str())
-        .fetch_one(&self.pool)
-        .await
-        .map_err(self.db_error())?;
-        Ok(attempt.and_then(|a| u32::try_from(a).ok()).unwrap_or(0))
+        with_pool!(self, pool => {
+            let attempt: Option<i64> = sqlx::query_scalar(
+                "SELECT MAX(r.attempt) FROM runs r JOIN repositories repo ON repo.id = r.repository_id \
+                 JOIN fingerprints f ON f.id = r.fingerprint_id \
+                 WHERE repo.name = $1 AND r.commit_sha = $2 AND f.hash = $3 AND r.kind = $4",
+            )
+            .bind(repository.as_str())
+            .bind(commit.as_str())
+            .bind(fingerprint.as_str())
+            .bind(kind.as_str())
+            .fetch_one(pool)
+            .await
+            .map_err(self.db_error())?;
+            Ok(attempt.and_then(|a| u32::try_from(a).ok()).unwrap_or(0))
+        })
     }
 
     /// One run's summary, without its measurements.
     pub async fn run_summary(&self, id: RunId) -> Result<RunSummary> {
-        let row = sqlx::query(RUN_SUMMARY_SELECT_ONE)
-            .bind(id.get())
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(self.db_error())?
-            .ok_or(Error::RunNotFound(id.get()))?;
-        run_summary_from_row(&row)
+        with_pool!(self, pool => {
+            let row = sqlx::query(RUN_SUMMARY_SELECT_ONE)
+                .bind(id.get())
+                .fetch_optional(pool)
+                .await
+                .map_err(self.db_error())?
+                .ok_or(Error::RunNotFound(id.get()))?;
+            run_summary_from_row(&row)
+        })
     }
 
     /// One run with its machine and every measurement.
     pub async fn get_run(&self, id: RunId) -> Result<StoredRun> {
-        let db = self.db_error();
-        let row = sqlx::query(RUN_SELECT_ONE)
-            .bind(id.get())
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(&db)?
-            .ok_or(Error::RunNotFound(id.get()))?;
-        let summary = run_summary_from_row(&row)?;
-        let profile = profile_from_row(&row)?;
-        // Unordered: sorting 10,000 rows with their blobs costs SQLite more than sorting here.
-        let sql = format!(
-            "SELECT {MEASUREMENT_COLUMNS} FROM measurements m \
-             JOIN benchmarks b ON b.id = m.benchmark_id WHERE m.run_id = $1"
-        );
-        // Decoded as the rows stream in: the consumer then rarely waits on SQLite's worker
-        // thread, which saves a wake-up per row (a third of the load time of a large run).
-        let mut rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(id.get())
-            .fetch(&self.pool);
-        let mut measurements = Vec::with_capacity(summary.n_benchmarks);
-        while let Some(row) = rows.try_next().await.map_err(&db)? {
-            measurements.push(measurement_from_row(&row)?);
-        }
-        drop(rows);
-        measurements.sort_unstable_by(|a, b| a.id.cmp(&b.id));
-        Ok(StoredRun {
-            summary,
-            profile,
-            measurements,
+        with_pool!(self, pool => {
+            let db = self.db_error();
+            let row = sqlx::query(RUN_SELECT_ONE)
+                .bind(id.get())
+                .fetch_optional(pool)
+                .await
+                .map_err(&db)?
+                .ok_or(Error::RunNotFound(id.get()))?;
+            let summary = run_summary_from_row(&row)?;
+            let profile = profile_from_row(&row)?;
+            // Unordered: sorting 10,000 rows with their blobs costs SQLite more than sorting here.
+            let sql = format!(
+                "SELECT {MEASUREMENT_COLUMNS} FROM measurements m \
+                 JOIN benchmarks b ON b.id = m.benchmark_id WHERE m.run_id = $1"
+            );
+            // Decoded as the rows stream in: the consumer then rarely waits on SQLite's worker
+            // thread, which saves a wake-up per row (a third of the load time of a large run).
+            let mut rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(id.get())
+                .fetch(pool);
+            let mut measurements = Vec::with_capacity(summary.n_benchmarks);
+            while let Some(row) = rows.try_next().await.map_err(&db)? {
+                measurements.push(measurement_from_row(&row)?);
+            }
+            drop(rows);
+            measurements.sort_unstable_by(|a, b| a.id.cmp(&b.id));
+            Ok(StoredRun {
+                summary,
+                profile,
+                measurements,
+            })
         })
     }
 }

@@ -3,6 +3,8 @@
 
 pub mod actions;
 pub mod fake_github;
+#[path = "../../../collector/tests/support/postgres.rs"]
+pub mod postgres;
 pub mod server;
 
 use std::path::{Path, PathBuf};
@@ -46,6 +48,7 @@ pub fn benchgate(dir: &Path, args: &[&str]) -> Output {
         .env_remove("GITHUB_REF_NAME")
         .env_remove("CRITERION_HOME")
         .env_remove("CARGO_TARGET_DIR")
+        .env_remove("BENCHGATE_DATABASE_URL")
         .output()
         .unwrap()
 }

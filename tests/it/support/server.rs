@@ -3,7 +3,6 @@
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::TcpStream;
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
@@ -38,15 +37,20 @@ impl Server {
         }
     }
 
-    pub fn start(db: &Path, extra: &[&str], github: Option<&FakeGitHub>) -> Self {
+    /// `db`: a SQLite file or a `postgres://` URL.
+    pub fn start(
+        db: impl AsRef<std::ffi::OsStr>,
+        extra: &[&str],
+        github: Option<&FakeGitHub>,
+    ) -> Self {
         let mut command = Command::new(env!("CARGO_BIN_EXE_benchgate"));
         command
             .args([
-                "serve",
-                "--db",
-                db.to_str().unwrap(),
-                "--bind",
-                "127.0.0.1:0",
+                "serve".as_ref(),
+                "--db".as_ref(),
+                db.as_ref(),
+                "--bind".as_ref(),
+                "127.0.0.1:0".as_ref(),
             ])
             .args(extra)
             .env("BENCHGATE_WEBHOOK_SECRET", SECRET)
