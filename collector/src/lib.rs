@@ -21,5 +21,6 @@ pub use error::{Error, Result};
 pub use fingerprint::{Fingerprint, HardwareProfile, RunnerImage, RustcInfo};
 pub use store::{
     Delivery, DeliveryState, ExportRow, GateOverride, IngestOutcome, Location, OverriddenCommit,
-    RunSummary, SeriesPoint, Store, StoredRun, StoredStatistic, TokenRecord, TrendRow,
+    PrunePlan, PruneReport, RunSummary, SeriesPoint, Store, StoredRun, StoredStatistic,
+    TokenRecord, TrendRow,
 };

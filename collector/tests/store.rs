@@ -9,8 +9,8 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use benchgate_collector::criterion::read_tree;
 use benchgate_collector::{
-    CommitSha, Error, HardwareProfile, IngestOutcome, Location, Measurement, NewRun,
-    RepositoryName, RunKind, RunMeta, RustcInfo, Store, StoredStatistic, Throughput,
+    CommitSha, Error, HardwareProfile, IngestOutcome, Location, Measurement, NewRun, PrunePlan,
+    PruneReport, RepositoryName, RunKind, RunMeta, RustcInfo, Store, StoredStatistic, Throughput,
 };
 use sqlx::Connection;
 
@@ -151,6 +151,7 @@ on_both_engines!(
     statistic_series_follow_the_order_of_the_runs_given,
     many_tasks_ingesting_the_same_runs_store_each_once,
     a_delivery_is_claimed_by_one_worker_until_its_claim_lapses,
+    prune_removes_old_pr_runs_gone_benchmarks_and_deliveries_and_keeps_the_history,
 );
 
 async fn a_run_comes_back_exactly_as_it_went_in(t: &TestStore) {
@@ -449,4 +450,135 @@ async fn a_delivery_is_claimed_by_one_worker_until_its_claim_lapses(t: &TestStor
     assert_eq!(won, expected);
     first.close().await;
     second.close().await;
+}
+
+async fn prune_removes_old_pr_runs_gone_benchmarks_and_deliveries_and_keeps_the_history(
+    t: &TestStore,
+) {
+    let store = t.open().await;
+    let day = Duration::from_secs(86_400);
+    let now = std::time::SystemTime::now();
+    let all = merkle_forge();
+    // The suite dropped its first five benchmarks: the recent runs no longer measure them.
+    let gone: Vec<String> = all[..5].iter().map(|m| m.id.to_string()).collect();
+    let kept = all[5..].to_vec();
+    let run_at = |kind: RunKind, attempt: u32, days_ago: u32, measurements: Vec<Measurement>| {
+        let mut run = new_run(measurements);
+        run.meta.kind = kind;
+        run.meta.attempt = attempt;
+        if kind == RunKind::Pr {
+            run.meta.pr_number = Some(7);
+        }
+        run.recorded_at = now - day * days_ago;
+        run
+    };
+    let mut ids = std::collections::HashMap::new();
+    for (name, run) in [
+        (
+            "old push 5",
+            run_at(RunKind::Push, 5, 200, all[..5].to_vec()),
+        ),
+        ("old push 1", run_at(RunKind::Push, 1, 199, all.clone())),
+        ("old push 2", run_at(RunKind::Push, 2, 198, all.clone())),
+        ("old push 3", run_at(RunKind::Push, 3, 197, all.clone())),
+        ("old push 4", run_at(RunKind::Push, 4, 196, all.clone())),
+        ("old pr 1", run_at(RunKind::Pr, 1, 198, all.clone())),
+        ("old pr 2", run_at(RunKind::Pr, 2, 197, all.clone())),
+        ("new pr", run_at(RunKind::Pr, 3, 1, kept.clone())),
+        ("new push", run_at(RunKind::Push, 6, 1, kept.clone())),
+    ] {
+        ids.insert(name, store.ingest(&run).await.unwrap().run_id());
+    }
+    for id in ["old done", "old pending", "new done"] {
+        store.record_delivery(id, "ping", b"{}").await.unwrap();
+    }
+    store.finish_delivery("old done", true, "ok").await.unwrap();
+    store.finish_delivery("new done", true, "ok").await.unwrap();
+    t.execute(
+        "UPDATE webhook_deliveries SET received_at_ms = 1000 WHERE delivery_id <> 'new done'",
+    )
+    .await;
+    let (runs, measurements) = (t.count("runs").await, t.count("measurements").await);
+    assert_eq!((runs, measurements), (9, 5 + 4 * 30 + 2 * 30 + 2 * 25));
+
+    let mut plan = PrunePlan {
+        cutoff: now - day * 100,
+        pr_runs: true,
+        gone_benchmarks: true,
+        deliveries: true,
+        keep_history: 2,
+        dry_run: true,
+    };
+    let dry = store.prune(&plan).await.unwrap();
+    let mut gone_named: Vec<String> = gone
+        .iter()
+        .map(|id| format!("dicethedev/MerkleForge: {id}"))
+        .collect();
+    gone_named.sort();
+    let expected = PruneReport {
+        pr_runs: 2,
+        pr_measurements: 60,
+        gone_benchmarks: gone_named,
+        // Old pushes 1, 2 and 5; pushes 3 and 4 are the newest two before the cutoff.
+        gone_measurements: 15,
+        emptied_runs: 1,
+        deliveries: 1,
+    };
+    assert_eq!(dry, expected);
+    assert_eq!(
+        (t.count("runs").await, t.count("measurements").await),
+        (runs, measurements),
+        "a dry run changes nothing"
+    );
+    assert_eq!(t.count("webhook_deliveries").await, 3);
+
+    plan.dry_run = false;
+    assert_eq!(store.prune(&plan).await.unwrap(), expected);
+    assert_eq!(t.count("runs").await, 9 - 2 - 1);
+    assert_eq!(t.count("measurements").await, measurements - 60 - 15);
+    assert_eq!(t.count("webhook_deliveries").await, 2);
+    let listed: Vec<_> = store
+        .list_runs()
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.id)
+        .collect();
+    for name in ["old push 5", "old pr 1", "old pr 2"] {
+        assert!(!listed.contains(&ids[name]), "{name} removed");
+    }
+    for name in ["old push 1", "old push 2"] {
+        let run = store.get_run(ids[name]).await.unwrap();
+        assert_eq!(run.summary.n_benchmarks, 25, "{name}");
+        assert_eq!(
+            run.measurements, kept,
+            "{name}: the others untouched, bit for bit"
+        );
+    }
+    for name in ["old push 3", "old push 4", "new pr", "new push"] {
+        let run = store.get_run(ids[name]).await.unwrap();
+        let expected = if name.starts_with("new") { &kept } else { &all };
+        assert_eq!(&run.measurements, expected, "{name} kept whole");
+    }
+    // The packed history no longer names a removed measurement, and still reads.
+    let history = store
+        .statistic_series(
+            &[ids["old push 1"], ids["old push 3"], ids["new push"]],
+            StoredStatistic::Median,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        history[gone[0].as_str()],
+        [all[0].median.point],
+        "only push 3's"
+    );
+    assert_eq!(history[kept[0].id.as_str()].len(), 3);
+    // Pruning again finds nothing more.
+    let again = store.prune(&plan).await.unwrap();
+    assert_eq!(
+        (again.pr_runs, again.gone_measurements, again.deliveries),
+        (0, 0, 0)
+    );
+    store.close().await;
 }

@@ -11,6 +11,7 @@ pub mod gate;
 pub mod import_history;
 pub mod ingest;
 pub mod override_comment;
+pub mod prune;
 pub mod publish;
 pub mod runs;
 pub mod serve;
@@ -135,6 +136,12 @@ pub enum Command {
     Export(export::Args),
     /// Print this machine's hardware profile and its fingerprint.
     Fingerprint(fingerprint::Args),
+    /// Remove what a long-lived store no longer needs: pull-request runs, measurements of
+    /// benchmarks no longer run, and finished webhook deliveries, older than --older-than.
+    ///
+    /// The baseline and history of every run since then stay whole; --dry-run reports exactly
+    /// what would go.
+    Prune(prune::Args),
 }
 
 /// Runs a command; the result is the exit code (0 ok, 1 regression).
@@ -155,5 +162,6 @@ pub async fn run(command: Command) -> anyhow::Result<u8> {
         Command::Dashboard(args) => dashboard::run(args).await,
         Command::Export(args) => export::run(args).await,
         Command::Fingerprint(args) => fingerprint::run(args),
+        Command::Prune(args) => prune::run(args).await,
     }
 }

@@ -703,3 +703,63 @@ fn an_unreachable_postgres_store_is_named_without_its_password() {
     assert_refused(&output, &["store postgres://ci:***@127.0.0.1:1/benchgate"]);
     assert!(!stderr(&output).contains("hunter2"), "{}", stderr(&output));
 }
+
+#[test]
+fn prune_reports_in_a_dry_run_exactly_what_it_then_removes() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(
+        stdout(&ingest_merkle(dir.path(), &["--kind", "push"])),
+        "1\n"
+    );
+    assert_eq!(
+        stdout(&ingest_merkle(dir.path(), &["--kind", "pr", "--pr", "9"])),
+        "2\n"
+    );
+    let prune = |extra: &[&str]| {
+        let mut args = vec![
+            "prune",
+            "--older-than",
+            "0s",
+            "--only",
+            "pr-runs,deliveries",
+        ];
+        args.extend_from_slice(extra);
+        benchgate(dir.path(), &args)
+    };
+    let dry = prune(&["--dry-run"]);
+    assert_eq!(dry.status.code(), Some(0), "{}", stderr(&dry));
+    let text = stdout(&dry);
+    assert!(
+        text.starts_with("would remove, of what was recorded before ")
+            && text.contains("- 1 pull-request runs (30 measurements)\n")
+            && text.contains("- 0 webhook deliveries\n"),
+        "{text}"
+    );
+    let runs = json(&benchgate(dir.path(), &["runs", "--format", "json"]));
+    assert_eq!(
+        runs.as_array().unwrap().len(),
+        2,
+        "a dry run removes nothing"
+    );
+
+    let real = json(&prune(&["--format", "json"]));
+    assert_eq!(real["dry_run"], false);
+    assert_eq!(
+        (real["pr_runs"].as_u64(), real["pr_measurements"].as_u64()),
+        (Some(1), Some(30))
+    );
+    let runs = json(&benchgate(dir.path(), &["runs", "--format", "json"]));
+    assert_eq!(runs.as_array().unwrap().len(), 1);
+    assert_eq!(
+        runs[0]["kind"], "push",
+        "the push run is never a pruned PR run"
+    );
+
+    let bad = benchgate(dir.path(), &["prune", "--older-than", "soon"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        stderr(&bad).contains("invalid value 'soon' for '--older-than <AGE>'"),
+        "{}",
+        stderr(&bad)
+    );
+}

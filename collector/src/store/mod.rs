@@ -26,12 +26,14 @@ use crate::fingerprint::{Fingerprint, HardwareProfile, to_hex};
 
 mod location;
 mod overrides;
+mod prune;
 mod rows;
 mod runs;
 mod series;
 mod service;
 
 pub use location::Location;
+pub use prune::{PrunePlan, PruneReport};
 
 /// Runs `$body` with `$pool` bound to the store's pool, whichever engine it is: the body is
 /// compiled once per engine, so each gets its own driver's types and no dynamic dispatch.

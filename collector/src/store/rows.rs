@@ -308,11 +308,26 @@ pub(super) fn content_hash(run: &NewRun) -> String {
 
 /// `runs.statistics`: per measurement, benchmark id (i64), median and minimum (f64), little-endian.
 pub(super) fn encode_run_statistics(rows: &[MeasurementRow<'_>]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(rows.len() * 24);
-    for row in rows {
-        out.extend_from_slice(&row.benchmark_id.to_le_bytes());
-        out.extend_from_slice(&row.measurement.median.point.to_le_bytes());
-        out.extend_from_slice(&row.min_point.to_le_bytes());
+    let entries: Vec<(i64, f64, f64)> = rows
+        .iter()
+        .map(|row| {
+            (
+                row.benchmark_id,
+                row.measurement.median.point,
+                row.min_point,
+            )
+        })
+        .collect();
+    encode_statistics_entries(&entries)
+}
+
+/// `runs.statistics` of (benchmark id, median, minimum) entries.
+pub(super) fn encode_statistics_entries(entries: &[(i64, f64, f64)]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(entries.len() * 24);
+    for (benchmark, median, min) in entries {
+        out.extend_from_slice(&benchmark.to_le_bytes());
+        out.extend_from_slice(&median.to_le_bytes());
+        out.extend_from_slice(&min.to_le_bytes());
     }
     out
 }
