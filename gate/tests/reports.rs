@@ -17,8 +17,8 @@ use benchgate_gate::github_text::{
     conclusion, status_description,
 };
 use benchgate_gate::report::{
-    BuiltExecutable, Context, SideBuild, read_summary, render_markdown, render_text, summary,
-    summary_json,
+    BuiltExecutable, Context, Links, SideBuild, read_summary, render_markdown,
+    render_markdown_linked, render_text, summary, summary_json,
 };
 use common::{decide_ab, measurement};
 
@@ -147,6 +147,69 @@ fn an_ab_regression_leads_the_report() {
         "ab_regression_text",
         render_text(&decision, &context, &Policy::default(), false)
     );
+}
+
+#[test]
+fn a_linked_report_links_commits_the_dashboard_and_each_regressions_trend() {
+    let (decision, context) = ab_regression();
+    let links = Links {
+        repository: Some("https://github.com/acme/rocket".into()),
+        dashboard: Some("https://acme.github.io/rocket/".into()),
+        repository_name: Some("acme/rocket".into()),
+        trend_images: true,
+    };
+    let markdown = render_markdown_linked(&decision, &context, &Policy::default(), &links);
+    insta::assert_snapshot!("ab_regression_linked_md", markdown);
+    let site = "https://acme.github.io/rocket/acme/rocket/dd48e16126ad";
+    assert!(
+        markdown.contains(&format!(
+            "Head [`2222222`](https://github.com/acme/rocket/commit/{}) against base [`1111111`](https://github.com/acme/rocket/commit/{})",
+            "2".repeat(40),
+            "1".repeat(40)
+        )),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains(&format!("([dashboard]({site}/index.html))")),
+        "{markdown}"
+    );
+    let slug = benchgate_gate::report::links::slug("parse/json");
+    assert!(
+        markdown.contains(&format!(
+            "| `parse/json` ([trend]({site}/b/{slug}.html)) | 5.005 µs | 6.506 µs | 30.0% slower |"
+        )),
+        "{markdown}"
+    );
+    // The two regressions' charts, each linking to its page; no chart for the others.
+    assert_eq!(markdown.matches("[![trend of ").count(), 2, "{markdown}");
+    assert!(
+        markdown.contains(&format!(
+            "[![trend of parse/json]({site}/b/{slug}.svg)]({site}/b/{slug}.html)"
+        )),
+        "{markdown}"
+    );
+    // Each benchmark in one table only: the passing ones folded, nothing repeated.
+    for id in ["parse/json", "hash/sha", "net/rtt", "steady/0"] {
+        assert_eq!(
+            markdown.matches(&format!("| `{id}` ")).count(),
+            1,
+            "{id}: {markdown}"
+        );
+    }
+    // Throughput in its unit; the override hint because the gate fails.
+    assert!(
+        markdown.contains("| 1.906 GiB/s | 1.677 GiB/s | 12.0% slower | 10.0% slower |"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("comments `/benchgate override <reason>`"),
+        "{markdown}"
+    );
+    // A pass has no hint, and without links nothing is linked.
+    let (pass, pass_context) = ab_pass();
+    let plain = render_markdown(&pass, &pass_context, &Policy::default());
+    assert!(!plain.contains("/benchgate override"), "{plain}");
+    assert!(!plain.contains("](http"), "{plain}");
 }
 
 #[test]
@@ -499,13 +562,22 @@ fn an_instruction_count_shares_its_wall_time_twins_row_and_decides() {
     insta::assert_snapshot!("counts_beside_time_md", markdown);
     // The time row carries the count's verdict; the count has no row of its own where its twin
     // is shown, but leads the regressions.
-    let all = markdown.split("<details>").nth(1).unwrap();
+    let inconclusive = markdown
+        .split("### Inconclusive")
+        .nth(1)
+        .unwrap()
+        .split("###")
+        .next()
+        .unwrap();
     assert!(
-        all.contains("| `aead/seal/chacha20-poly1305/16 KiB` | inconclusive |")
-            && all.contains("| +100.0% (regressed) |"),
-        "{all}"
+        inconclusive.contains("| `aead/seal/chacha20-poly1305/16 KiB` | 10.00 µs |")
+            && inconclusive.contains("| 100.0% higher (worse): regressed |"),
+        "{inconclusive}"
     );
-    assert!(!all.contains(&format!("`{count}`")), "{all}");
+    assert!(
+        !inconclusive.contains(&format!("`{count}`")),
+        "{inconclusive}"
+    );
     let regressions = markdown.split("### Inconclusive").next().unwrap();
     assert!(
         regressions.contains(&format!("| `{count}` |")),
@@ -513,7 +585,7 @@ fn an_instruction_count_shares_its_wall_time_twins_row_and_decides() {
     );
     let text = render_text(&decision, &Context::default(), &Policy::default(), false);
     assert!(text.contains("INSTRUCTIONS"), "{text}");
-    assert!(text.contains("+100.0% (regressed)"), "{text}");
+    assert!(text.contains("100.0% higher (worse): regressed"), "{text}");
 
     // `[instructions] decide = false`: the count informs, the gate follows wall time alone.
     let informing = Policy::from_toml(

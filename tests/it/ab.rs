@@ -15,14 +15,14 @@ use serde_json::Value;
 
 /// The real-build tests share one cargo target directory (criterion is compiled once) and take
 /// turns: `ab` builds a side and then copies its executables, one `ab` at a time per directory.
-static SHARED_TARGET: Mutex<()> = Mutex::new(());
+pub(crate) static SHARED_TARGET: Mutex<()> = Mutex::new(());
 
-fn shared_target() -> PathBuf {
+pub(crate) fn shared_target() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("ab-zoo-target")
 }
 
 /// A git repository holding the zoo crate at `main~1`, and at `main` after `edit_head`.
-fn zoo_repository(edit_head: impl FnOnce(&Path)) -> (tempfile::TempDir, String, String) {
+pub(crate) fn zoo_repository(edit_head: impl FnOnce(&Path)) -> (tempfile::TempDir, String, String) {
     let repo = tempfile::tempdir().unwrap();
     copy_dir(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ab-zoo"),
@@ -39,7 +39,7 @@ fn zoo_repository(edit_head: impl FnOnce(&Path)) -> (tempfile::TempDir, String, 
 }
 
 /// Replaces `from` (which must be there) by `to` in the repository's file `path`.
-fn edit(repo: &Path, path: &str, from: &str, to: &str) {
+pub(crate) fn edit(repo: &Path, path: &str, from: &str, to: &str) {
     let file = repo.join(path);
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(text.contains(from), "{from:?} not in {path}");

@@ -233,14 +233,21 @@ fn custom_metrics_are_stored_gated_budgeted_exported_and_charted() {
         latency_row.contains("40.") && latency_row.contains(" ms"),
         "{latency_row}"
     );
-    assert!(latency_row.contains("+40.0%"), "{latency_row}");
+    assert!(
+        latency_row.contains("| 40.0% higher (worse) |"),
+        "{latency_row}"
+    );
     let connections_row = row("mixnet/rr/connections");
     assert!(connections_row.contains("conn/s"), "{connections_row}");
     assert!(
-        connections_row.contains("+25.0%"),
+        connections_row.contains("| 25.0% higher (better) |"),
         "the value went up: {connections_row}"
     );
-    assert!(row("load/throughput").contains("-30.0%"));
+    assert!(
+        row("load/throughput").contains("| 30.0% lower (worse) |"),
+        "{}",
+        row("load/throughput")
+    );
 
     // CSV: the unit and the direction of each custom metric, the values as ingested.
     let output = benchgate(d, &["export", "--format", "csv", "--repo", REPO]);

@@ -12,7 +12,10 @@ use crate::decision::{
 };
 use crate::policy::Policy;
 
+pub mod links;
 mod summary;
+
+pub use links::Links;
 
 pub use summary::{ReadSummary, SCHEMA_VERSION, Summary, read_summary, summary, summary_json};
 
@@ -160,55 +163,75 @@ pub fn format_ns(ns: f64) -> String {
     format!("{value:.decimals$} {unit}")
 }
 
-fn signed_percent(fraction: f64) -> String {
-    format!("{:+.1}%", fraction * 100.0)
+/// A ratio (above 1 worse) as the change of the value the report shows, in words, so no sign
+/// can be misread: time and throughput are `30.0% slower` or `8.0% faster` (throughput's
+/// percentage is of the throughput shown); a custom metric is `12.0% higher` or `lower`.
+fn ratio_words(b: &BenchmarkResult, ratio: f64) -> String {
+    let change = if b.metric.higher_is_better() {
+        1.0 / ratio - 1.0
+    } else {
+        ratio - 1.0
+    };
+    let size = format!("{:.1}%", change.abs() * 100.0);
+    if size == "0.0%" {
+        return "no change".to_owned();
+    }
+    let word = match b.metric {
+        Metric::Time | Metric::Throughput if ratio > 1.0 => "slower",
+        Metric::Time | Metric::Throughput => "faster",
+        Metric::Lower | Metric::Higher if change > 0.0 => "higher",
+        Metric::Lower | Metric::Higher => "lower",
+    };
+    format!("{size} {word}")
 }
 
-/// The change as people read it: time for latency, throughput for throughput benchmarks.
+/// The change as people read it (see [`ratio_words`]); a custom metric says which way is worse.
 fn change_text(b: &BenchmarkResult) -> String {
-    match (b.ratio, b.metric) {
-        (Some(ratio), Metric::Time) => format!("{} time", signed_percent(ratio - 1.0)),
-        (Some(ratio), Metric::Throughput) => {
-            format!("{} throughput", signed_percent(1.0 / ratio - 1.0))
+    match b.ratio {
+        None => "-".to_owned(),
+        Some(ratio) => {
+            let words = ratio_words(b, ratio);
+            match b.metric {
+                Metric::Lower | Metric::Higher if words != "no change" => {
+                    format!("{words} ({})", if ratio > 1.0 { "worse" } else { "better" })
+                }
+                _ => words,
+            }
         }
-        (Some(ratio), Metric::Lower) => signed_percent(ratio - 1.0),
-        (Some(ratio), Metric::Higher) => signed_percent(1.0 / ratio - 1.0),
-        (None, _) => "-".to_owned(),
     }
 }
 
 fn limit_text(b: &BenchmarkResult) -> String {
-    if b.metric.higher_is_better() {
-        signed_percent(1.0 / b.limit - 1.0)
-    } else {
-        signed_percent(b.limit - 1.0)
-    }
+    ratio_words(b, b.limit)
 }
 
-/// A ratio where above 1 is worse, as the change users read: time up, or throughput or a
-/// higher-is-better metric down.
-fn ratio_change(b: &BenchmarkResult, ratio: f64) -> String {
-    if b.metric.higher_is_better() {
-        signed_percent(1.0 / ratio - 1.0)
-    } else {
-        signed_percent(ratio - 1.0)
-    }
-}
-
-/// The bound the verdict rests on: `≤ x` (the largest change not excluded), `≥ x` (at least),
-/// or `x … y` for a warning. For throughput the inequality turns with the sign.
+/// The bound the verdict rests on, in the change's words: `≤ 21.2% slower` (the largest
+/// slowdown not excluded), `≥ 22.1% slower` (at least), `≥ 3.0% faster`, or `a … b` for a
+/// warning.
 fn bound_text(b: &BenchmarkResult) -> String {
     let Some(bound) = b.bound else {
         return "-".to_owned();
     };
-    let flip = b.metric.higher_is_better();
-    let (at_most, at_least) = if flip { ("≥", "≤") } else { ("≤", "≥") };
     let text = match (bound.lower, bound.upper) {
         (Some(lower), Some(upper)) => {
-            format!("{} … {}", ratio_change(b, lower), ratio_change(b, upper))
+            format!("{} … {}", ratio_words(b, lower), ratio_words(b, upper))
         }
-        (None, Some(upper)) => format!("{at_most} {}", ratio_change(b, upper)),
-        (Some(lower), None) => format!("{at_least} {}", ratio_change(b, lower)),
+        // ratio ≤ upper: at most that much worse, or at least that much better.
+        (None, Some(upper)) => {
+            format!(
+                "{} {}",
+                if upper >= 1.0 { "≤" } else { "≥" },
+                ratio_words(b, upper)
+            )
+        }
+        // ratio ≥ lower: at least that much worse, or at most that much better.
+        (Some(lower), None) => {
+            format!(
+                "{} {}",
+                if lower >= 1.0 { "≥" } else { "≤" },
+                ratio_words(b, lower)
+            )
+        }
         (None, None) => "-".to_owned(),
     };
     format!("{text}{}", if b.uncalibrated { " †" } else { "" })
@@ -216,7 +239,52 @@ fn bound_text(b: &BenchmarkResult) -> String {
 
 fn detectable_text(b: &BenchmarkResult) -> String {
     b.detectable
-        .map_or_else(|| "-".to_owned(), |ratio| ratio_change(b, ratio))
+        .map_or_else(|| "-".to_owned(), |ratio| ratio_words(b, ratio))
+}
+
+/// A throughput benchmark's time per iteration as the rate people read (`1.907 GiB/s`),
+/// in Criterion's units for its kind: binary prefixes for bytes, decimal for the rest.
+fn rate_text(ns: f64, kind: &str, amount: u64) -> String {
+    let per_second = amount as f64 / (ns * 1e-9);
+    let (unit, binary) = match kind {
+        "Bytes" => ("B/s", true),
+        "BytesDecimal" => ("B/s", false),
+        "Bits" => ("bit/s", false),
+        _ => ("elem/s", false),
+    };
+    let prefixes: [(&str, f64); 3] = if binary {
+        [
+            ("Gi", 1024f64.powi(3)),
+            ("Mi", 1024f64.powi(2)),
+            ("Ki", 1024.0),
+        ]
+    } else {
+        [("G", 1e9), ("M", 1e6), ("K", 1e3)]
+    };
+    let (scaled, prefix) = prefixes
+        .into_iter()
+        .find(|(_, scale)| per_second >= *scale)
+        .map_or((per_second, ""), |(prefix, scale)| {
+            (per_second / scale, prefix)
+        });
+    let decimals = if scaled >= 100.0 {
+        1
+    } else if scaled >= 10.0 {
+        2
+    } else {
+        3
+    };
+    format!("{scaled:.decimals$} {prefix}{unit}")
+}
+
+/// A side's value in the unit of the measure compared: a rate for throughput benchmarks.
+fn side_text(b: &BenchmarkResult, ns: Option<f64>) -> String {
+    match (ns, b.metric, b.throughput_per_iteration) {
+        (Some(ns), Metric::Throughput, Some((kind, amount))) if ns > 0.0 && amount > 0 => {
+            rate_text(ns, kind, amount)
+        }
+        _ => value_text(ns, b.unit.as_deref()),
+    }
 }
 
 fn value_text(ns: Option<f64>, unit: Option<&str>) -> String {
@@ -260,8 +328,8 @@ fn row(b: &BenchmarkResult, with_verdict: bool) -> Vec<String> {
         cells.push(b.verdict.as_str().to_owned());
     }
     cells.extend([
-        value_text(b.base_ns, b.unit.as_deref()),
-        value_text(b.head_ns, b.unit.as_deref()),
+        side_text(b, b.base_ns),
+        side_text(b, b.head_ns),
         change_text(b),
         limit_text(b),
         bound_text(b),
@@ -339,9 +407,9 @@ impl<'a> Pairs<'a> {
     }
 }
 
-/// `+99.8% (regressed)`: an instruction count as its wall-time twin's row shows it.
+/// `99.8% higher (worse): regressed`: an instruction count as its wall-time twin's row shows it.
 fn count_cell(count: &BenchmarkResult) -> String {
-    format!("{} ({})", change_text(count), count.verdict.as_str())
+    format!("{}: {}", change_text(count), count.verdict.as_str())
 }
 
 fn markdown_table(
@@ -349,6 +417,8 @@ fn markdown_table(
     rows: &[&BenchmarkResult],
     with_verdict: bool,
     pairs: &Pairs<'_>,
+    links: &Links,
+    fingerprint: Option<&str>,
 ) {
     let with_counts = !pairs.counts_of.is_empty();
     let in_table: HashSet<&str> = rows.iter().map(|b| b.id.as_str()).collect();
@@ -376,6 +446,9 @@ fn markdown_table(
             continue;
         }
         let mut cells = row(b, with_verdict);
+        if let Some(page) = fingerprint.and_then(|f| links.benchmark(f, &b.id, "html")) {
+            cells[0] = format!("{} ([trend]({page}))", cells[0]);
+        }
         if with_counts {
             cells.push(pairs.count_of(&b.id).map_or("-".to_owned(), count_cell));
         }
@@ -409,7 +482,7 @@ fn too_noisy(out: &mut String, decision: &Decision) {
                     "- `{}`: too noisy to gate at {} rounds (detectable {}, limit {})",
                     b.id.replace('`', "'"),
                     t.rounds,
-                    ratio_change(b, t.detectable),
+                    ratio_words(b, t.detectable),
                     limit_text(b)
                 );
             }
@@ -449,10 +522,26 @@ fn unjudged_note(out: &mut String, decision: &Decision) {
     );
 }
 
-/// `perf-summary.md`: what the PR comment carries. Verdict first, then regressions,
-/// inconclusive results, warnings and improvements, then every benchmark folded.
+/// `perf-summary.md`: what the PR comment carries, without links.
 pub fn render_markdown(decision: &Decision, context: &Context, policy: &Policy) -> String {
+    render_markdown_linked(decision, context, policy, &Links::default())
+}
+
+/// How many regressed benchmarks' trend charts a report shows as images, at most.
+pub const TREND_IMAGES: usize = 5;
+
+/// The report with `links`: the verdict, one line of what was compared, then the regressions
+/// (with their trend charts when asked for), the inconclusive results, warnings and
+/// improvements, the override hint when the gate fails, and, folded, the benchmarks that
+/// passed and how the gate decided. Each benchmark is in one table only.
+pub fn render_markdown_linked(
+    decision: &Decision,
+    context: &Context,
+    policy: &Policy,
+    links: &Links,
+) -> String {
     let pairs = Pairs::new(decision);
+    let fingerprint = context.fingerprint.as_deref();
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -464,18 +553,24 @@ pub fn render_markdown(decision: &Decision, context: &Context, policy: &Policy) 
         },
         headline(decision)
     );
-    let _ = writeln!(out, "{}\n", comparison_sentence(decision, context, policy));
-    if let Some(builds) = builds_sentence(context) {
-        let _ = writeln!(out, "{builds}\n");
+    let compared = decision.benchmarks.iter().any(|b| b.ratio.is_some());
+    if decision.verdict == Overall::NoBaseline || !compared {
+        // Nothing was compared: what happened is the news, not a detail to fold.
+        let _ = writeln!(out, "{}\n", comparison_sentence(decision, context, policy));
+    } else {
+        let _ = writeln!(out, "{}\n", compared_line(decision, context, links));
     }
     budget_checklist(&mut out, &decision.budgets);
+    if decision.missed_budgets() > 0 && decision.count(Verdict::Regressed) == 0 {
+        override_hint(&mut out);
+    }
 
     let sections = [
         (Verdict::Regressed, "Regressions", ""),
         (
             Verdict::Inconclusive,
             "Inconclusive",
-            "The bound does not exclude a regression as large as the limit; more rounds narrow it (roughly by √rounds).",
+            "The bound does not exclude a slowdown as large as the limit; more rounds narrow it (roughly by √rounds).",
         ),
         (
             Verdict::Warn,
@@ -503,8 +598,12 @@ pub fn render_markdown(decision: &Decision, context: &Context, policy: &Policy) 
         if !note.is_empty() {
             let _ = writeln!(out, "{note}\n");
         }
-        markdown_table(&mut out, &rows, false, &pairs);
+        markdown_table(&mut out, &rows, false, &pairs, links, fingerprint);
         out.push('\n');
+        if verdict == Verdict::Regressed {
+            trend_images(&mut out, &rows, links, fingerprint);
+            override_hint(&mut out);
+        }
     }
     too_noisy(&mut out, decision);
     if decision.benchmarks.iter().any(|b| b.uncalibrated) {
@@ -515,15 +614,100 @@ pub fn render_markdown(decision: &Decision, context: &Context, policy: &Policy) 
         );
     }
     unjudged_note(&mut out, decision);
-    let all: Vec<&BenchmarkResult> = decision.benchmarks.iter().collect();
+    let passed: Vec<&BenchmarkResult> = decision
+        .benchmarks
+        .iter()
+        .filter(|b| b.verdict == Verdict::Pass)
+        .collect();
+    if !passed.is_empty() {
+        let _ = writeln!(
+            out,
+            "<details><summary>{} benchmark{} passed</summary>\n",
+            passed.len(),
+            if passed.len() == 1 { "" } else { "s" }
+        );
+        markdown_table(&mut out, &passed, false, &pairs, links, fingerprint);
+        let _ = writeln!(out, "\n</details>\n");
+    }
+    if decision.verdict != Overall::NoBaseline && compared {
+        let _ = writeln!(
+            out,
+            "<details><summary>How benchgate decided</summary>\n\n{}\n",
+            comparison_sentence(decision, context, policy)
+        );
+        if let Some(builds) = builds_sentence(context) {
+            let _ = writeln!(out, "{builds}\n");
+        }
+        let _ = writeln!(
+            out,
+            "**change** is the head against the base, in the measure shown (time, or throughput where the benchmark declares one); **decided on** is the bound the verdict rests on; **detectable** is the smallest slowdown that would read `regressed` at this noise and round count; **rounds** is how many A/B rounds the verdict took.\n\n</details>"
+        );
+    }
+    out
+}
+
+/// What a maintainer can do about a failing gate.
+fn override_hint(out: &mut String) {
     let _ = writeln!(
         out,
-        "<details><summary>All {} benchmarks</summary>\n",
-        all.len()
+        "A maintainer who accepts this comments `/benchgate override <reason>` on the pull request: the check passes for this head commit, and the next push is gated afresh.\n"
     );
-    markdown_table(&mut out, &all, true, &pairs);
-    let _ = writeln!(out, "\n</details>");
-    out
+}
+
+/// Head and base as links to their commits, how they were compared, the machine, and the
+/// dashboard: one line.
+fn compared_line(decision: &Decision, context: &Context, links: &Links) -> String {
+    let side = |commit: &Option<String>, text: &str| match commit {
+        Some(sha) => links.commit(sha),
+        None => format!("`{text}`"),
+    };
+    let mut parts = Vec::new();
+    if context.head_commit.is_some() || !context.head.is_empty() {
+        parts.push(format!(
+            "Head {} against base {}",
+            side(&context.head_commit, &context.head),
+            side(&context.base_commit, &context.base)
+        ));
+    }
+    parts.push(how_compared(decision, context));
+    if let Some(fingerprint) = &context.fingerprint {
+        let machine = format!(
+            "fingerprint `{}`",
+            &fingerprint[..fingerprint.len().min(12)]
+        );
+        parts.push(match links.machine_page(fingerprint) {
+            Some(url) => format!("{machine} ([dashboard]({url}))"),
+            None => machine,
+        });
+    }
+    parts.join(" · ")
+}
+
+/// The regressed benchmarks' trend charts, as images the dashboard serves.
+fn trend_images(
+    out: &mut String,
+    rows: &[&BenchmarkResult],
+    links: &Links,
+    fingerprint: Option<&str>,
+) {
+    let Some(fingerprint) = fingerprint.filter(|_| links.trend_images) else {
+        return;
+    };
+    let images: Vec<String> = rows
+        .iter()
+        .take(TREND_IMAGES)
+        .filter_map(|b| {
+            let image = links.benchmark(fingerprint, &b.id, "svg")?;
+            let page = links.benchmark(fingerprint, &b.id, "html")?;
+            Some(format!(
+                "[![trend of {}]({image})]({page})",
+                b.id.replace(['[', ']'], "")
+            ))
+        })
+        .collect();
+    if !images.is_empty() {
+        let _ = writeln!(out, "{}\n", images.join("\n"));
+    }
 }
 
 /// A value of a budget as people read it: times in ns…s, rates in B/s…GiB/s, ratios as `1.05x`.
@@ -629,27 +813,7 @@ fn builds_sentence(context: &Context) -> Option<String> {
 
 /// How the comparison was made and how sure the gate is, in one paragraph.
 fn comparison_sentence(decision: &Decision, context: &Context, policy: &Policy) -> String {
-    let how = match (&context.source, decision.mode) {
-        (Some(source), _) => source.clone(),
-        (None, Mode::SameJobAb) => {
-            let fewest = decision
-                .benchmarks
-                .iter()
-                .filter(|b| b.rounds > 0)
-                .map(|b| b.rounds)
-                .min()
-                .unwrap_or(decision.rounds);
-            if fewest < decision.rounds {
-                format!(
-                    "same-job A/B, adaptive: {fewest} to {} rounds alternating, each benchmark until decided",
-                    decision.rounds
-                )
-            } else {
-                format!("same-job A/B, {} rounds alternating", decision.rounds)
-            }
-        }
-        (None, Mode::StoredBaseline) => "stored baseline".to_owned(),
-    };
+    let how = how_compared(decision, context);
     let machine = context
         .fingerprint
         .as_deref()
@@ -690,6 +854,31 @@ fn comparison_sentence(decision: &Decision, context: &Context, policy: &Policy) 
         policy.false_alarm_rate * 100.0,
         noise_sources(decision)
     )
+}
+
+/// How the sides were compared, in a few words.
+fn how_compared(decision: &Decision, context: &Context) -> String {
+    match (&context.source, decision.mode) {
+        (Some(source), _) => source.clone(),
+        (None, Mode::SameJobAb) => {
+            let fewest = decision
+                .benchmarks
+                .iter()
+                .filter(|b| b.rounds > 0)
+                .map(|b| b.rounds)
+                .min()
+                .unwrap_or(decision.rounds);
+            if fewest < decision.rounds {
+                format!(
+                    "same-job A/B, adaptive: {fewest} to {} rounds alternating, each benchmark until decided",
+                    decision.rounds
+                )
+            } else {
+                format!("same-job A/B, {} rounds alternating", decision.rounds)
+            }
+        }
+        (None, Mode::StoredBaseline) => "stored baseline".to_owned(),
+    }
 }
 
 /// Where the noise bands came from, in words.
