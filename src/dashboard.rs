@@ -60,6 +60,7 @@ pub async fn load(store: &Store, budgets: &[Budget]) -> anyhow::Result<Vec<Repos
                             series: benchmarks
                                 .into_iter()
                                 .map(|(benchmark, points)| {
+                                    let points = one_per_commit(points);
                                     let unit =
                                         units.get(&(name.clone(), benchmark.clone())).cloned();
                                     Series {
@@ -90,6 +91,42 @@ pub async fn load(store: &Store, budgets: &[Budget]) -> anyhow::Result<Vec<Repos
             }
         })
         .collect())
+}
+
+/// One point per commit, where it was first recorded: the runs of one commit on one machine
+/// (same-job A/B rounds, a rerun) are one point at their median, so A/B rounds draw no zig-zag
+/// between base and head.
+fn one_per_commit(points: Vec<Point>) -> Vec<Point> {
+    let mut order: Vec<String> = Vec::new();
+    let mut runs: HashMap<String, Vec<Point>> = HashMap::new();
+    for point in points {
+        let same = runs.entry(point.commit.clone()).or_default();
+        if same.is_empty() {
+            order.push(point.commit.clone());
+        }
+        same.push(point);
+    }
+    order
+        .into_iter()
+        .filter_map(|commit| {
+            let mut same = runs.remove(&commit)?;
+            if same.len() == 1 {
+                return same.pop();
+            }
+            let middle = |pick: fn(&Point) -> f64| {
+                let mut values: Vec<f64> = same.iter().map(pick).collect();
+                benchgate_gate::stats::median(&mut values)
+            };
+            Some(Point {
+                value: middle(|p| p.value),
+                lower: middle(|p| p.lower),
+                upper: middle(|p| p.upper),
+                overridden: same.iter().any(|p| p.overridden),
+                recorded_at_ms: same[0].recorded_at_ms,
+                commit,
+            })
+        })
+        .collect()
 }
 
 /// The budgets drawn on `benchmark`'s chart: absolute time bounds on its median (the chart

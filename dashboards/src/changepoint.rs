@@ -858,3 +858,57 @@ mod tests {
         assert_eq!(found, vec![40, 80]);
     }
 }
+
+#[cfg(test)]
+mod suite_tests {
+    use super::*;
+
+    /// Six benchmarks at different typical levels over 60 runs, ±2% noise, `at` changing each
+    /// run's value of benchmark b (None: not run).
+    fn suite(at: impl Fn(usize, usize, f64) -> Option<f64>) -> Vec<Vec<Option<f64>>> {
+        let mut state = 7u64;
+        (0..60)
+            .map(|run| {
+                (0..6)
+                    .map(|b| {
+                        state ^= state << 13;
+                        state ^= state >> 7;
+                        state ^= state << 17;
+                        let u = (state % 10_000) as f64 / 10_000.0 - 0.5;
+                        let level = 1000.0 * (1.0 + b as f64);
+                        at(run, b, level * (1.0 + 0.04 * u))
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_benchmark_that_stops_being_run_is_no_step_of_the_suite() {
+        // Benchmark 2 sat 30% above its own median for its first 30 runs (its own step), and is
+        // not run after run 30: the runs after lose it, and must not read as a suite step.
+        let table = suite(|run, b, v| match (run, b) {
+            (30.., 2) => None,
+            (0..30, 2) => Some(v * 1.3),
+            (0..30, 3) => Some(v * 1.25),
+            (_, 3) => Some(v),
+            _ => Some(v),
+        });
+        let shared = Shared::new(&table, &Config::default());
+        assert!(
+            shared.suite_steps().is_empty(),
+            "{:?}",
+            shared.suite_steps()
+        );
+    }
+
+    #[test]
+    fn a_step_every_benchmark_took_is_a_step_of_the_suite() {
+        let table = suite(|run, _, v| Some(if run >= 30 { v * 1.2 } else { v }));
+        let shared = Shared::new(&table, &Config::default());
+        let steps = shared.suite_steps();
+        assert_eq!(steps.len(), 1, "{steps:?}");
+        assert_eq!(steps[0].index, 30);
+        assert!((steps[0].ratio - 1.2).abs() < 0.03, "{steps:?}");
+    }
+}

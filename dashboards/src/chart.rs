@@ -31,15 +31,17 @@ pub struct BudgetLine {
     pub ns: f64,
 }
 
-/// The large chart: every point (a circle each), the interval as a band, change points as red
-/// vertical lines, overridden commits as green triangles, budgets as orange dashed lines.
-/// `None` for no points.
+/// The large chart: every point (a circle each, with a tooltip of its run number, commit, date
+/// and value, and a link to `{commit_url}{commit}` when given), the interval as a band, change
+/// points as red vertical lines, overridden commits as green triangles, budgets as orange
+/// dashed lines. `None` for no points.
 pub fn trend_svg(
     title: &str,
     points: &[Point],
     changes: &[ChangePoint],
     budgets: &[BudgetLine],
     unit: Option<&str>,
+    commit_url: Option<&str>,
 ) -> Option<String> {
     if points.is_empty() {
         return None;
@@ -151,7 +153,59 @@ pub fn trend_svg(
             .ok()?;
         root.present().ok()?;
     }
-    Some(svg)
+    Some(with_tooltips(&svg, points, unit, commit_url))
+}
+
+/// The chart's point circles (plotters draws nothing else as a circle, and draws them in the
+/// points' order) each with a `<title>` tooltip and, given `commit_url`, a link to its commit.
+fn with_tooltips(
+    svg: &str,
+    points: &[Point],
+    unit: Option<&str>,
+    commit_url: Option<&str>,
+) -> String {
+    let mut out = String::with_capacity(svg.len() + points.len() * 160);
+    let mut rest = svg;
+    for (i, point) in points.iter().enumerate() {
+        let Some(start) = rest.find("<circle") else {
+            break;
+        };
+        let Some(end) = rest[start..].find("/>").map(|e| start + e) else {
+            break;
+        };
+        out.push_str(&rest[..start]);
+        let tooltip = format!(
+            "#{i} · {} · {} · {} ({} – {})",
+            &point.commit[..point.commit.len().min(12)],
+            crate::site::date(point.recorded_at_ms),
+            format_measure(point.value, unit),
+            format_measure(point.lower, unit),
+            format_measure(point.upper, unit),
+        );
+        let circle = format!(
+            "{}><title>{}</title></circle>",
+            &rest[start..end],
+            escape_xml(&tooltip)
+        );
+        match commit_url {
+            Some(url) => out.push_str(&format!(
+                "<a href=\"{}{}\">{circle}</a>",
+                escape_xml(url),
+                escape_xml(&point.commit)
+            )),
+            None => out.push_str(&circle),
+        }
+        rest = &rest[end + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn escape_xml(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 /// A sparkline: the last values as a polyline in a 120 × 28 box, no axes.

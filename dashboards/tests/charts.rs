@@ -35,9 +35,25 @@ fn a_step_with_its_change_point_and_an_override() {
         label: "median < 130 ns".into(),
         ns: 130.0,
     };
-    let svg = trend_svg("parse/json", &points, &changes, &[budget], None).unwrap();
+    let url = "https://github.com/acme/rocket/commit/";
+    let svg = trend_svg("parse/json", &points, &changes, &[budget], None, Some(url)).unwrap();
     assert!(svg.contains("median &lt; 130 ns") || svg.contains("median < 130 ns"));
     assert_eq!(svg.matches("<circle").count(), points.len());
+    // Each point: a tooltip with its run, commit, date and value, inside a link to its commit.
+    assert_eq!(svg.matches("<title>").count(), points.len());
+    assert!(
+        svg.contains(&format!(
+            "<a href=\"{url}{:040x}\"><circle",
+            8
+        )) && svg.contains("<title>#8 · 000000000000 · 2023-11-22 · 124.0 ns (122.8 ns – 125.2 ns)</title></circle></a>"),
+        "{svg}"
+    );
+    assert!(
+        !trend_svg("parse/json", &points, &changes, &[], None, None)
+            .unwrap()
+            .contains("<a href"),
+        "no links without an address"
+    );
     insta::assert_snapshot!("trend_step", svg);
     insta::assert_snapshot!("sparkline_step", sparkline_svg(&values));
 }

@@ -26,8 +26,13 @@ pub async fn get_page(State(state): State<AppState>, method: Method, uri: Uri) -
         .into_iter()
         .find(|(p, _)| *p == path)
     {
-        Some((_, html)) => {
-            Ok(([(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response())
+        Some((path, body)) => {
+            let kind = if path.ends_with(".svg") {
+                "image/svg+xml"
+            } else {
+                "text/html; charset=utf-8"
+            };
+            Ok(([(header::CONTENT_TYPE, kind)], body).into_response())
         }
         None => Err(not_found()),
     }

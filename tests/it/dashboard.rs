@@ -103,7 +103,8 @@ fn benchmark_page(site: &Path, repo: &str, benchmark: &str) -> PathBuf {
     machine.join(href)
 }
 
-/// How many entries of a history measured `benchmark`: the points its chart must show.
+/// How many commits of a history measured `benchmark`: the points its chart must show (a
+/// commit measured twice is one point).
 fn entries_with(data: &str, benchmark: &str) -> usize {
     let text = std::fs::read_to_string(corpus(data)).unwrap();
     let value: serde_json::Value = serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
@@ -118,7 +119,9 @@ fn entries_with(data: &str, benchmark: &str) -> usize {
                 .iter()
                 .any(|b| b["name"] == benchmark)
         })
-        .count()
+        .map(|e| e["commit"]["id"].as_str().unwrap())
+        .collect::<std::collections::HashSet<_>>()
+        .len()
 }
 
 #[test]
@@ -138,6 +141,24 @@ fn the_static_site_renders_in_chromium_with_every_point() {
         dom.matches("<circle").count(),
         expected,
         "one point per run"
+    );
+    // Each point has its tooltip and links its commit, in the DOM the browser built.
+    let chart = dom
+        .split("id=\"chart\"")
+        .nth(1)
+        .and_then(|rest| rest.split("</svg>").next())
+        .expect("the chart in the DOM");
+    assert_eq!(
+        chart.matches("<title>#").count(),
+        expected,
+        "a tooltip per point"
+    );
+    assert_eq!(
+        chart
+            .matches("<a href=\"https://github.com/rune-rs/rune/commit/")
+            .count(),
+        expected,
+        "a link per point"
     );
     assert!(dom.contains("<h2>Change points</h2>"));
     assert!(!log.contains("CONSOLE("), "console output: {log}");
@@ -261,4 +282,58 @@ fn time_budgets_on_medians_are_drawn_on_their_charts() {
     assert!(rune.contains("stroke=\"#D97706\""));
     assert!(page("primes/rhai").contains("median &lt; 6 ms"));
     assert!(!page("fib_20").contains("#D97706"), "no budget, no line");
+}
+
+#[test]
+fn same_job_ab_rounds_are_one_point_per_commit() {
+    // A B A B A B, as `benchgate ab` stores its rounds (kind local, one attempt per round):
+    // the head does the same work 1.5 times slower.
+    let dir = tempfile::tempdir().unwrap();
+    let tree = "dicethedev__MerkleForge/target/criterion";
+    let base = corpus(tree);
+    let slower = scaled_copy(tree, 1.5);
+    let (a, b) = ("a".repeat(40), "b".repeat(40));
+    for round in 1..=3 {
+        for (commit, path) in [(&a, base.as_path()), (&b, slower.path())] {
+            let attempt = round.to_string();
+            let output = benchgate(
+                dir.path(),
+                &[
+                    "ingest",
+                    path.to_str().unwrap(),
+                    "--repo",
+                    "acme/rocket",
+                    "--commit",
+                    commit,
+                    "--attempt",
+                    &attempt,
+                ],
+            );
+            assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        }
+    }
+    let out = dir.path().join("site");
+    let output = benchgate(dir.path(), &["dashboard", "--out", out.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let index = std::fs::read_dir(out.join("acme/rocket"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let html = std::fs::read_to_string(index.join("index.html")).unwrap();
+    let href = html
+        .split("href=\"b/")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap();
+    let page = std::fs::read_to_string(index.join("b").join(href)).unwrap();
+    let runs = page.split("<h2>Runs</h2>").nth(1).unwrap();
+    assert_eq!(
+        runs.matches("<tr><td class=\"num\">").count(),
+        2,
+        "six rounds, two commits, two points: {runs}"
+    );
+    assert_eq!(runs.matches(&format!("/commit/{a}")).count(), 1, "{runs}");
+    assert_eq!(runs.matches(&format!("/commit/{b}")).count(), 1, "{runs}");
 }
