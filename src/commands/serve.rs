@@ -36,10 +36,53 @@ pub struct Args {
     /// read from GITHUB_TOKEN.
     #[arg(long, value_name = "URL")]
     github_api_url: Option<String>,
+    /// How the log on stderr is written: `text` (a line per event, `key=value` fields) or
+    /// `json` (an object per line, for a log pipeline).
+    #[arg(long, value_enum, default_value_t = LogFormat::Text, env = "BENCHGATE_LOG_FORMAT")]
+    log_format: LogFormat,
+}
+
+/// The service log's format.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// One line per event: time, level, message, `key=value` fields.
+    Text,
+    /// One JSON object per line: `timestamp`, `level`, `message`, the fields, and the
+    /// request's `span` (`method`, `uri`, `version`) for request lines.
+    Json,
+}
+
+/// Sends the service's events (tracing) to stderr: benchgate's and the request log at INFO
+/// and above, the libraries' (sqlx's notices, hyper's) only at WARN and above.
+fn init_log(format: LogFormat) {
+    use tracing::level_filters::LevelFilter;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let filter = tracing_subscriber::filter::Targets::new()
+        .with_target(env!("CARGO_CRATE_NAME"), LevelFilter::INFO)
+        .with_target("tower_http::trace", LevelFilter::INFO)
+        .with_default(LevelFilter::WARN);
+    let builder = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_target(false);
+    // Only fails when a subscriber is already set (never, in the binary).
+    let _ = match format {
+        LogFormat::Text => builder.finish().with(filter).try_init(),
+        LogFormat::Json => builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(true)
+            .with_span_list(false)
+            .finish()
+            .with(filter)
+            .try_init(),
+    };
 }
 
 /// Serves until SIGTERM or Ctrl-C.
 pub async fn run(args: Args) -> anyhow::Result<u8> {
+    init_log(args.log_format);
     let config = crate::serve::Config {
         body_limit: args.body_limit,
         max_uploads: usize::from(args.max_uploads),

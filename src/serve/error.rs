@@ -70,7 +70,7 @@ impl ApiError {
     /// (locked by another writer), else 500. Either way no internals reach the client.
     pub fn store(what: &str, error: benchgate_collector::Error) -> Self {
         if error.is_busy() {
-            eprintln!("benchgate serve: {what}: {error}");
+            tracing::warn!(what = %what, error = %error, "store busy");
             Self::unavailable(format!(
                 "the store is busy {what}; retry after {RETRY_AFTER_SECONDS} s"
             ))
@@ -98,7 +98,7 @@ impl ApiError {
 
     /// 500: the server failed at `what`. The client is told only that; the log gets `error`.
     pub fn internal(what: &str, error: impl std::fmt::Display) -> Self {
-        eprintln!("benchgate serve: {what}: {error}");
+        tracing::error!(what = %what, error = %error, "internal error");
         Self::new(
             StatusCode::INTERNAL_SERVER_ERROR,
             format!("the server failed {what}; its log has the details"),

@@ -48,7 +48,7 @@ pub async fn serve(
                 Ok((stream, _)) => stream,
                 Err(e) => {
                     // Out of descriptors or a connection reset before accept: not fatal.
-                    eprintln!("benchgate serve: accept: {e}");
+                    tracing::warn!(error = %e, "accept");
                     tokio::time::sleep(Duration::from_millis(50)).await;
                     continue;
                 }
@@ -72,6 +72,6 @@ pub async fn serve(
         .await
         .is_err()
     {
-        eprintln!("benchgate serve: some connections did not finish within 30 s of shutdown");
+        tracing::warn!("some connections did not finish within 30 s of shutdown");
     }
 }

@@ -16,18 +16,20 @@ pub use auth::token_hash;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::Router;
 use axum::error_handling::HandleErrorLayer;
-use axum::extract::{Request, State};
-use axum::middleware::{self, Next};
+use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use benchgate_collector::{Location, Store};
 use serde_json::json;
 use tokio::sync::Notify;
+use tower_http::LatencyUnit;
 use tower_http::timeout::RequestBodyTimeoutLayer;
+use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
+use tracing::Level;
 
 use crate::github::GitHubArgs;
 use error::{ApiError, ApiResult};
@@ -94,7 +96,18 @@ fn router(state: AppState) -> Router {
         .route("/github/webhook", post(webhook::receive_webhook))
         .fallback(pages::get_page)
         .layer(RequestBodyTimeoutLayer::new(state.config.body_timeout))
-        .layer(middleware::from_fn(trace))
+        // One structured line per request (tower-http's trace layer): the request's method, URI
+        // and version as the span's fields, its status and latency in milliseconds.
+        .layer(
+            TraceLayer::new_for_http()
+                .make_span_with(DefaultMakeSpan::new().level(Level::INFO))
+                .on_request(())
+                .on_response(
+                    DefaultOnResponse::new()
+                        .level(Level::INFO)
+                        .latency_unit(LatencyUnit::Millis),
+                ),
+        )
         .with_state(state)
 }
 
@@ -103,25 +116,12 @@ async fn overloaded(_: tower::BoxError) -> Response {
     ApiError::unavailable("too many uploads at once; retry after a second").into_response()
 }
 
-/// One line per request on stderr: method, path, status, time.
-async fn trace(request: Request, next: Next) -> Response {
-    let started = Instant::now();
-    let line = format!("{} {}", request.method(), request.uri().path());
-    let response = next.run(request).await;
-    eprintln!(
-        "benchgate serve: {line} -> {} in {:.1} ms",
-        response.status().as_u16(),
-        started.elapsed().as_secs_f64() * 1e3
-    );
-    response
-}
-
 /// `GET /healthz`: ok when the store answers; 503 (detail in the log) when it does not.
 async fn healthz(State(state): State<AppState>) -> ApiResult {
     match state.store.list_runs().await {
         Ok(_) => Ok(axum::Json(json!({ "status": "ok" })).into_response()),
         Err(e) => {
-            eprintln!("benchgate serve: health check: {e}");
+            tracing::error!(error = %e, "health check");
             Err(ApiError::new(
                 axum::http::StatusCode::SERVICE_UNAVAILABLE,
                 "the store does not answer; the server's log has the details",
@@ -158,14 +158,16 @@ pub async fn serve(db: Location, bind: SocketAddr, config: Config) -> anyhow::Re
         config: Arc::new(config),
         work,
     };
-    eprintln!(
-        "benchgate serve: listening on http://{address} ({} store {db})",
-        db.engine()
+    tracing::info!(
+        address = %format!("http://{address}"),
+        engine = %db.engine(),
+        store = %db,
+        "listening"
     );
     let header_timeout = state.config.header_timeout;
     listen::serve(listener, router(state), header_timeout, shutdown()).await;
     worker.abort();
-    eprintln!("benchgate serve: stopped; every request in flight finished");
+    tracing::info!("stopped; every request in flight finished");
     store.close().await;
     Ok(())
 }

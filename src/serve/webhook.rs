@@ -137,19 +137,19 @@ pub async fn worker(store: Store, github: GitHubArgs, work: Arc<Notify>) {
                         // Finished or being worked on by another instance.
                         Ok(false) => continue,
                         Err(e) => {
-                            eprintln!("benchgate serve: delivery {delivery}: cannot claim: {e}");
+                            tracing::error!(delivery = %delivery, error = %e, "cannot claim the delivery");
                             continue;
                         }
                     }
                     let (ok, outcome) = process(&store, &github, &delivery, &event, &payload).await;
                     // Recorded first, then logged: the log line means the outcome is stored.
                     if let Err(e) = store.finish_delivery(&delivery, ok, &outcome).await {
-                        eprintln!("benchgate serve: delivery {delivery}: cannot record: {e}");
+                        tracing::error!(delivery = %delivery, error = %e, "cannot record the outcome");
                     }
-                    eprintln!("benchgate serve: delivery {delivery} ({event}): {outcome}");
+                    tracing::info!(delivery = %delivery, event = %event, outcome = %outcome, "delivery worked on");
                 }
             }
-            Err(e) => eprintln!("benchgate serve: cannot read pending deliveries: {e}"),
+            Err(e) => tracing::error!(error = %e, "cannot read pending deliveries"),
         }
         let _ = tokio::time::timeout(POLL, work.notified()).await;
     }

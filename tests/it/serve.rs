@@ -594,7 +594,7 @@ fn a_delivery_accepted_before_a_restart_is_worked_on_after_it() {
         store.close().await;
     });
     let server = Server::start(&db, &[], Some(&github));
-    server.wait_for_log("delivery d-1 (issue_comment): overridden at 2222");
+    server.wait_for_log("delivery=d-1 event=issue_comment outcome=overridden at 2222");
     assert_eq!(github.data().check_runs[0]["conclusion"], "success");
     drop(server);
     let state = tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -658,7 +658,7 @@ fn two_instances_on_one_postgres_work_each_delivery_once() {
     };
     wait_until("eight deliveries worked on", || {
         logs(&servers)
-            .matches("(issue_comment): overridden at")
+            .matches("event=issue_comment outcome=overridden at")
             .count()
             >= 8
     });
@@ -666,7 +666,7 @@ fn two_instances_on_one_postgres_work_each_delivery_once() {
     drop(servers);
     for id in &ids {
         assert_eq!(
-            logs.matches(&format!("delivery {id} (issue_comment)"))
+            logs.matches(&format!("delivery={id} event=issue_comment"))
                 .count(),
             1,
             "{id} worked on once across both instances:\n{logs}"
@@ -884,4 +884,53 @@ fn a_bad_query_string_is_refused_in_the_json_shape() {
             .contains("duplicate field `base`"),
         "{body}"
     );
+}
+
+#[test]
+fn the_log_is_one_json_object_per_line_with_each_request_s_fields() {
+    let (_dir, db) = setup();
+    let server = Server::start(&db, &["--log-format", "json"], None);
+    assert_eq!(server.get("/healthz").0, 200);
+    let (status, _) = server.request(
+        "POST",
+        "/api/v1/runs",
+        &[("authorization", "Bearer nope")],
+        b"{}",
+    );
+    assert_eq!(status, 401);
+    server.wait_for_log(r#""status":401"#);
+    let log = server.log.lock().unwrap().clone();
+    let lines: Vec<Value> = log
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: not JSON: {line}")))
+        .collect();
+    assert_eq!(lines[0]["message"], "listening");
+    assert_eq!(lines[0]["engine"], "SQLite");
+    assert_eq!(lines[0]["store"], db.to_str().unwrap());
+    let request = |method: &str, uri: &str| {
+        lines
+            .iter()
+            .find(|l| l["span"]["method"] == method && l["span"]["uri"] == uri)
+            .unwrap_or_else(|| panic!("no line for {method} {uri} in {log}"))
+            .clone()
+    };
+    let health = request("GET", "/healthz");
+    assert_eq!(
+        (
+            &health["level"],
+            &health["status"],
+            &health["span"]["version"]
+        ),
+        (&json!("INFO"), &json!(200), &json!("HTTP/1.1"))
+    );
+    assert!(
+        health["latency"].as_str().unwrap().ends_with(" ms"),
+        "{health}"
+    );
+    assert!(
+        health["timestamp"].as_str().unwrap().ends_with('Z'),
+        "{health}"
+    );
+    assert_eq!(request("POST", "/api/v1/runs")["status"], 401);
+    assert!(!log.contains("nope"), "no token in the log: {log}");
 }

@@ -63,14 +63,24 @@ impl Server {
         }
         let mut child = command.spawn().unwrap();
         let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        // The log up to and including the line that says where the server listens.
         let mut line = String::new();
-        stderr.read_line(&mut line).unwrap();
-        let address = line
-            .split("http://")
-            .nth(1)
-            .and_then(|rest| rest.split_whitespace().next())
-            .unwrap_or_else(|| panic!("no address in {line:?}"))
-            .to_owned();
+        let address = loop {
+            let before = line.len();
+            if stderr.read_line(&mut line).unwrap_or(0) == 0 {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("the server stopped before it said where it listens:\n{line}");
+            }
+            let last = &line[before..];
+            if let Some(rest) = last.split("http://").nth(1) {
+                break rest
+                    .split(|c: char| c.is_whitespace() || c == '"')
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned();
+            }
+        };
         let log = Arc::new(std::sync::Mutex::new(line));
         let sink = log.clone();
         std::thread::spawn(move || {
