@@ -17,7 +17,13 @@ use clap::Parser;
 
 /// Continuous benchmarking for Rust: store Criterion runs, gate regressions, publish the verdict.
 #[derive(Parser)]
-#[command(name = "benchgate", version, about, propagate_version = true)]
+#[command(
+    name = "benchgate",
+    version,
+    about,
+    propagate_version = true,
+    after_help = "Exit codes: 0 ok (a gate that passed, or was inconclusive); 1 a regression or a missed budget (compare, gate, ab); 2 an error, on one line of stderr naming the file, field or flag at fault.\n\nStart with: cargo bench && benchgate ingest && benchgate runs\nEach command's --help has examples. Colour only on a terminal, never with NO_COLOR set."
+)]
 struct Cli {
     #[command(subcommand)]
     command: commands::Command,

@@ -443,6 +443,28 @@ fn the_fingerprint_file_round_trips_and_tampering_is_caught() {
         json(&benchgate(dir.path(), &["runs", "--format", "json"]))[0]["fingerprint"],
         hash.as_str()
     );
+    // With the store: how many of its runs were recorded on this machine.
+    let db = [".benchgate/benchgate.db"];
+    let text = stdout(&benchgate(
+        dir.path(),
+        &[&["fingerprint", "--db"][..], &db].concat(),
+    ));
+    assert!(
+        text.ends_with("\nstored runs: 1 of 1 on this machine\n"),
+        "{text}"
+    );
+    let with_store = json(&benchgate(
+        dir.path(),
+        &[&["fingerprint", "--format", "json", "--db"][..], &db].concat(),
+    ));
+    assert_eq!(
+        with_store["stored_runs"],
+        serde_json::json!({"this_machine": 1, "all": 1, "by_fingerprint": {hash.as_str(): 1}})
+    );
+    assert_refused(
+        &benchgate(dir.path(), &["fingerprint", "--db", "nowhere.db"]),
+        &["nowhere.db"],
+    );
 
     let mut tampered = profile.clone();
     tampered["profile"]["logical_cores"] = 64.into();
@@ -761,5 +783,41 @@ fn prune_reports_in_a_dry_run_exactly_what_it_then_removes() {
         stderr(&bad).contains("invalid value 'soon' for '--older-than <AGE>'"),
         "{}",
         stderr(&bad)
+    );
+}
+
+#[test]
+fn every_command_s_help_has_examples_and_exit_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let top = stdout(&benchgate(dir.path(), &["--help"]));
+    assert!(
+        top.contains("Exit codes: 0 ok") && top.contains("1 a regression"),
+        "{top}"
+    );
+    let commands: Vec<String> = top
+        .split("Commands:")
+        .nth(1)
+        .unwrap()
+        .split("Options:")
+        .next()
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
+        .filter(|c| c != "help")
+        .collect();
+    assert_eq!(commands.len(), 17, "{commands:?}");
+    for command in &commands {
+        let help = stdout(&benchgate(dir.path(), &[command, "--help"]));
+        assert!(
+            help.contains("\nExamples:\n  ")
+                && help.contains(&format!("benchgate {command} "))
+                && help.contains("\nExit: 0"),
+            "{command} --help: {help}"
+        );
+    }
+    let gate = stdout(&benchgate(dir.path(), &["gate", "--help"]));
+    assert!(
+        gate.contains("1 a regression or a\nmissed budget"),
+        "{gate}"
     );
 }
