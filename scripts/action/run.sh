@@ -17,6 +17,11 @@ if [ -n "${INPUT_COLLECTOR_URL:-}" ]; then
     collector_args=(--collector "$INPUT_COLLECTOR_URL")
     export BENCHGATE_TOKEN="${INPUT_COLLECTOR_TOKEN:-}"
 fi
+# The comment links trends on the dashboard: the one named, else the collector's live one.
+dashboard_url="${INPUT_DASHBOARD_URL:-${INPUT_COLLECTOR_URL:-}}"
+if [ -n "$dashboard_url" ]; then
+    export BENCHGATE_DASHBOARD_URL="$dashboard_url"
+fi
 read -r -a bench_command <<< "${INPUT_BENCH_COMMAND:-cargo bench --workspace}"
 instructions_args=()
 count_instructions() { :; }
@@ -32,6 +37,13 @@ if [ "${INPUT_INSTRUCTIONS:-false}" = true ]; then
     }
 fi
 
+# Without a token (a requested run's benchmark job, which has none), the reports are written
+# and nothing is published: a later job publishes them.
+publish_args=(--publish)
+if [ -z "${GITHUB_TOKEN:-}" ]; then
+    publish_args=()
+fi
+
 head_sha() {
     # The pull request's head, not GITHUB_SHA (the merge commit).
     sed -n 's/.*"head": *{[^}]*"sha": *"\([0-9a-f]\{40\}\)".*/\1/p' "$GITHUB_EVENT_PATH" | head -1
@@ -40,13 +52,13 @@ head_sha() {
 case "$mode" in
     ab)
         base_ref="${GITHUB_BASE_REF:+origin/$GITHUB_BASE_REF}"
-        base_ref="${base_ref:-HEAD~1}"
-        git fetch --no-tags --depth=50 origin "${GITHUB_BASE_REF:-}" 2>/dev/null || true
+        base_ref="${INPUT_BASE:-${base_ref:-HEAD~1}}"
+        git fetch --no-tags --depth=50 origin "${INPUT_BASE:-${GITHUB_BASE_REF:-}}" 2>/dev/null || true
         rounds_args=(--max-rounds "${INPUT_MAX_ROUNDS:-8}")
         if [ -n "${INPUT_ROUNDS:-}" ]; then rounds_args=(--rounds "$INPUT_ROUNDS"); fi
         if [ -n "${INPUT_BUDGET:-}" ]; then rounds_args+=(--budget "$INPUT_BUDGET"); fi
         benchgate ab --base-ref "$base_ref" --head-ref HEAD "${rounds_args[@]}" \
-            --kind pr "${instructions_args[@]}" "${config_args[@]}" "${warn_args[@]}" --publish \
+            --kind pr "${instructions_args[@]}" "${config_args[@]}" "${warn_args[@]}" "${publish_args[@]}" \
             --out-json perf-summary.json --out-md perf-summary.md -- "${bench_command[@]}"
         ;;
     pr)
@@ -58,7 +70,7 @@ case "$mode" in
             run="$(benchgate upload "$run" "${collector_args[@]}")"
         fi
         benchgate gate --head "$run" "${collector_args[@]}" "${config_args[@]}" "${warn_args[@]}" \
-            --publish --out-json perf-summary.json --out-md perf-summary.md
+            "${publish_args[@]}" --out-json perf-summary.json --out-md perf-summary.md
         ;;
     nightly)
         "${bench_command[@]}"
@@ -73,11 +85,19 @@ case "$mode" in
     override)
         benchgate override
         ;;
+    request)
+        benchgate request-run --label "${INPUT_RUN_LABEL:-benchgate-run}"
+        ;;
     publish)
-        benchgate publish --from-artifact "${BENCHGATE_ARTIFACT_DIR:-benchgate-artifact}" "${warn_args[@]}"
+        requested_args=()
+        if [ -n "${INPUT_REQUESTED_BY:-}" ]; then
+            requested_args=(--requested-by "$INPUT_REQUESTED_BY" --sha "${INPUT_HEAD_SHA:-}")
+        fi
+        benchgate publish --from-artifact "${BENCHGATE_ARTIFACT_DIR:-benchgate-artifact}" \
+            "${requested_args[@]}" "${warn_args[@]}"
         ;;
     *)
-        echo "::error title=benchgate::unknown mode '$mode' (pr, ab, nightly, override, publish)"
+        echo "::error title=benchgate::unknown mode '$mode' (pr, ab, nightly, override, request, publish)"
         exit 2
         ;;
 esac

@@ -13,6 +13,7 @@ pub mod ingest;
 pub mod override_comment;
 pub mod prune;
 pub mod publish;
+pub mod request_run;
 pub mod runs;
 pub mod serve;
 pub mod show;
@@ -41,7 +42,7 @@ pub struct StoreArgs {
     pub db: Location,
 }
 
-fn parse_location(text: &str) -> Result<Location, String> {
+pub(crate) fn parse_location(text: &str) -> Result<Location, String> {
     if text.is_empty() {
         return Err("empty: name a SQLite file or a postgres:// URL".to_owned());
     }
@@ -92,55 +93,132 @@ impl From<KindArg> for RunKind {
 #[derive(Subcommand)]
 pub enum Command {
     /// Read a Criterion output tree (or cargo-criterion JSON messages) and store it as one run.
+    #[command(after_help = "Examples:
+  cargo bench && benchgate ingest                  # target/criterion, this commit, kind local
+  benchgate ingest --kind nightly --db postgres://bench@db/benchgate
+Exit: 0 stored (prints the run id); 2 an error naming the file and field (nothing stored).")]
     Ingest(ingest::Args),
     /// List the stored runs.
+    #[command(after_help = "Examples:
+  benchgate runs --kind nightly --limit 20
+  benchgate runs --format json | jq '.[-1].id'
+Exit: 0; 2 an error.")]
     Runs(runs::Args),
     /// Print every measurement of a stored run.
+    #[command(after_help = "Examples:
+  benchgate show latest
+  benchgate show 42 --format json
+Exit: 0; 2 an error (no such run).")]
     Show(show::Args),
     /// Compare a head against a base and decide: pass, regressed or inconclusive.
     ///
     /// Each side is a Criterion output directory or a stored run id; several on a side are the
     /// rounds of a same-job A/B comparison, paired in the order given.
+    #[command(after_help = "Examples:
+  benchgate compare --base main-criterion/ --head target/criterion/
+  benchgate compare --base 1 --head 2 --base 3 --head 4 --out-md perf-summary.md
+Exit: 0 pass, inconclusive or no baseline (or anything under --warn-only); 1 a regression or a
+missed budget; 2 an error.")]
     Compare(compare::Args),
     /// Judge a stored run against the stored baseline on the same machine.
     ///
     /// The baseline is the base commit's run on the head's fingerprint, else the nearest
     /// first-parent ancestor's within 20 commits, else the verdict is `no-baseline`. The
     /// baseline's history on the fingerprint gives the noise.
+    #[command(after_help = "Examples:
+  benchgate gate --head \"$(benchgate ingest --kind pr)\" --base-commit \"$BASE_SHA\" --publish
+  benchgate gate --head 42 --collector https://bench.example.com --out-json perf-summary.json
+Exit: 0 pass, inconclusive or no baseline (or anything under --warn-only); 1 a regression or a
+missed budget; 2 an error.")]
     Gate(gate::Args),
     /// Same-job A/B: build base and head, run the bench command alternately (A B A B ...) on
     /// this machine, store every round, and decide with the rounds.
+    #[command(after_help = "Examples:
+  benchgate ab --base-ref origin/main --head-ref HEAD -- cargo bench --workspace
+  benchgate ab --base-ref main~1 --head-ref main --max-rounds 6 --budget 10m -- cargo bench
+Exit: 0 pass or inconclusive (or anything under --warn-only); 1 a regression or a missed budget;
+2 an error (a build or bench command that failed, a bad ref).")]
     Ab(ab::Args),
     /// Show a perf-summary.json on GitHub: the sticky PR comment, the `benchgate` check run
     /// (or a commit status), the job summary and the step outputs.
+    #[command(after_help = "Examples:
+  benchgate publish --summary perf-summary.json            # in a workflow: GITHUB_* variables
+  benchgate publish --summary perf-summary.json --to-artifact benchgate-artifact
+  benchgate publish --from-artifact benchgate-artifact     # in a workflow_run workflow
+Exit: 0 published (the check carries the verdict); 2 an error (nothing half-published is left
+in progress: a started check is concluded as failed).")]
     Publish(publish::Args),
     /// Act on an `issue_comment` event: `/benchgate override <reason>` from a maintainer turns
     /// the pull request's check green for its current head commit.
+    #[command(after_help = "Examples:
+  benchgate override                                       # in an issue_comment workflow
+  benchgate override --event-path event.json --repo acme/rocket
+Exit: 0 whatever became of the comment (ignored, refused with a reply, or overridden); 2 an
+error.")]
     Override(override_comment::Args),
+    /// Act on a `/benchgate run` comment or a `benchgate-run` label on a pull request: if a
+    /// writer asked, name the head and base to benchmark as step outputs (`run`, `pr`,
+    /// `head-sha`, `base-sha`, `base-ref`, `requested-by`) for the workflow's next jobs.
+    #[command(after_help = "Examples:
+  benchgate request-run                                    # in perf-run.yml's first job
+  benchgate request-run --event-path event.json --label perf
+Exit: 0 whatever became of the request (the `run` output says); 2 an error.")]
+    RequestRun(request_run::Args),
     /// Run the collector service: uploads over HTTP, queries, GitHub webhooks.
+    #[command(after_help = "Examples:
+  benchgate serve --db /var/lib/benchgate/benchgate.db --bind 0.0.0.0:8080
+  BENCHGATE_DATABASE_URL=postgres://bench@db/benchgate benchgate serve --log-format json
+Exit: 0 after SIGTERM or Ctrl-C (requests in flight finished); 2 an error at start.")]
     Serve(serve::Args),
     /// Manage the upload tokens of `benchgate serve`.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  benchgate token create --repo acme/rocket    # prints the token once\n  benchgate token list\n  benchgate token revoke 3\nExit: 0; 2 an error."
+    )]
     Token(token::TokenCommand),
     /// Send a run to `benchgate serve`: a stored run (id or `latest`) or a Criterion directory
     /// read as `ingest` reads it. Retries with backoff; safe to repeat.
+    #[command(after_help = "Examples:
+  benchgate upload latest --collector https://bench.example.com    # BENCHGATE_TOKEN set
+  benchgate upload target/criterion --collector https://bench.example.com --kind pr
+Exit: 0 stored (or already there); 2 an error (after the retries).")]
     Upload(upload::Args),
     /// Import a github-action-benchmark history (`data.js` or `data.json`) as stored runs,
     /// one per entry, so a project's past shows in the dashboards.
+    #[command(after_help = "Examples:
+  benchgate import-history gh-pages/dev/bench/data.js --repo acme/rocket
+Exit: 0 imported (every run, in one transaction); 2 an error naming the entry and field
+(nothing imported).")]
     ImportHistory(import_history::Args),
     /// Write the trend dashboard as a static site (for GitHub Pages): an index per repository
     /// and machine, a page per benchmark with its chart and change points.
+    #[command(after_help = "Examples:
+  benchgate dashboard --out site/ && open site/index.html
+Exit: 0; 2 an error.")]
     Dashboard(dashboard::Args),
     /// Export every measurement as CSV: one row per measurement with its run, commit, machine,
     /// compiler and statistics (ns per iteration).
+    #[command(after_help = "Examples:
+  benchgate export --format csv --since 2026-01-01 > measurements.csv
+  benchgate export --format jsonl --repo acme/rocket | jq -c 'select(.benchmark == \"parse/json\")'
+Exit: 0; 2 an error.")]
     Export(export::Args),
     /// Print this machine's hardware profile and its fingerprint.
+    #[command(after_help = "Examples:
+  benchgate fingerprint
+  benchgate fingerprint --format json > profile.json && benchgate ingest --fingerprint profile.json
+  benchgate fingerprint --db .benchgate/benchgate.db       # and how many stored runs match
+Exit: 0; 2 an error.")]
     Fingerprint(fingerprint::Args),
     /// Remove what a long-lived store no longer needs: pull-request runs, measurements of
     /// benchmarks no longer run, and finished webhook deliveries, older than --older-than.
     ///
     /// The baseline and history of every run since then stay whole; --dry-run reports exactly
     /// what would go.
+    #[command(after_help = "Examples:
+  benchgate prune --older-than 90d --dry-run
+  benchgate prune --older-than 30d --only pr-runs,deliveries --format json
+Exit: 0; 2 an error (nothing removed).")]
     Prune(prune::Args),
 }
 
@@ -155,13 +233,14 @@ pub async fn run(command: Command) -> anyhow::Result<u8> {
         Command::Ab(args) => ab::run(args).await,
         Command::Publish(args) => publish::run(args).await,
         Command::Override(args) => override_comment::run(args).await,
+        Command::RequestRun(args) => request_run::run(args).await,
         Command::Serve(args) => serve::run(args).await,
         Command::Token(command) => token::run(command).await,
         Command::Upload(args) => upload::run(args).await,
         Command::ImportHistory(args) => import_history::run(args).await,
         Command::Dashboard(args) => dashboard::run(args).await,
         Command::Export(args) => export::run(args).await,
-        Command::Fingerprint(args) => fingerprint::run(args),
+        Command::Fingerprint(args) => fingerprint::run(args).await,
         Command::Prune(args) => prune::run(args).await,
     }
 }

@@ -1,9 +1,5 @@
 //! `benchgate override`: acts on an `issue_comment` event's `/benchgate override <reason>`.
 
-use std::path::PathBuf;
-
-use anyhow::Context as _;
-
 use super::StoreArgs;
 use crate::github::GitHubArgs;
 use crate::github::overrides::{self, Outcome};
@@ -22,12 +18,7 @@ pub struct Args {
 
 /// Handles the event named by `--event-path` or `GITHUB_EVENT_PATH`.
 pub async fn run(args: Args) -> anyhow::Result<u8> {
-    let event_path = args
-        .github
-        .event_path
-        .clone()
-        .or_else(|| std::env::var_os("GITHUB_EVENT_PATH").map(PathBuf::from))
-        .context("no event: pass --event-path or set GITHUB_EVENT_PATH")?;
+    let event_path = args.github.event_path_or_env()?;
     let outcome = overrides::handle(
         &event_path,
         args.repo.as_deref(),

@@ -27,6 +27,11 @@ pub struct Args {
     /// artifact in DIR against GitHub, then publish it with this workflow's token.
     #[arg(long, value_name = "DIR", conflicts_with = "summary")]
     from_artifact: Option<PathBuf>,
+    /// With --from-artifact, in a maintainer-triggered run (`benchgate request-run`): the
+    /// writer who asked for it. Their access is confirmed again and the artifact must be for
+    /// --sha, the head commit they asked for; the verdict is then not labelled unverified.
+    #[arg(long, value_name = "LOGIN", requires = "from_artifact")]
+    requested_by: Option<String>,
     /// The repository, OWNER/NAME [env GITHUB_REPOSITORY].
     #[arg(long)]
     repo: Option<String>,
@@ -45,6 +50,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         summary,
         to_artifact,
         from_artifact,
+        requested_by,
         repo,
         store,
         warn_only,
@@ -53,8 +59,15 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     match (summary, to_artifact, from_artifact) {
         (Some(summary), Some(dir), _) => artifact::write(&summary, &dir, &github)?,
         (_, _, Some(dir)) => {
-            publish::publish_from_artifact(&dir, repo.as_deref(), &github, &store.db, warn_only)
-                .await?
+            publish::publish_from_artifact(
+                &dir,
+                repo.as_deref(),
+                &github,
+                &store.db,
+                warn_only,
+                requested_by.as_deref(),
+            )
+            .await?
         }
         (Some(summary), None, None) => {
             publish::publish(

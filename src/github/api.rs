@@ -40,6 +40,19 @@ impl ApiError {
     }
 }
 
+/// A pull request's head and base (`GET /repos/{owner}/{repo}/pulls/{n}`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pull {
+    /// The head commit.
+    pub head_sha: String,
+    /// The base branch's commit.
+    pub base_sha: String,
+    /// The base branch.
+    pub base_ref: String,
+    /// `open` or `closed`.
+    pub state: String,
+}
+
 /// An issue or pull-request comment.
 #[derive(Debug, Clone, Deserialize)]
 pub struct Comment {
@@ -296,16 +309,38 @@ impl GitHub {
 
     /// A pull request's head commit.
     pub async fn pull_head_sha(&self, number: u64) -> Result<String, ApiError> {
+        Ok(self.pull(number).await?.head_sha)
+    }
+
+    /// A pull request's head and base, as GitHub has them now.
+    pub async fn pull(&self, number: u64) -> Result<Pull, ApiError> {
         let route = self.route(&format!("pulls/{number}"));
         let value = self.send(Method::GET, &route, None).await?;
-        value["head"]["sha"]
-            .as_str()
-            .map(str::to_owned)
-            .ok_or_else(|| ApiError {
-                request: format!("GET {route}"),
-                status: None,
-                message: "the response has no head.sha".into(),
-            })
+        let text = |pointer: &str| {
+            value
+                .pointer(pointer)
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .ok_or_else(|| ApiError {
+                    request: format!("GET {route}"),
+                    status: None,
+                    message: format!("the response has no {}", &pointer[1..].replace('/', ".")),
+                })
+        };
+        Ok(Pull {
+            head_sha: text("/head/sha")?,
+            base_sha: text("/base/sha")?,
+            base_ref: text("/base/ref")?,
+            state: text("/state")?,
+        })
+    }
+
+    /// Reacts to comment `id` on an issue or pull request with `content` (`rocket`, `+1`, ...).
+    pub async fn create_reaction(&self, id: u64, content: &str) -> Result<(), ApiError> {
+        let route = self.route(&format!("issues/comments/{id}/reactions"));
+        self.send(Method::POST, &route, Some(&json!({ "content": content })))
+            .await
+            .map(drop)
     }
 
     /// `user`'s role on the repository (`admin`, `maintain`, `write`, `triage`, `read`, or a

@@ -32,10 +32,11 @@ struct Meta {
     head_sha: String,
 }
 
-/// `publish --to-artifact DIR`: the summary and the pull request it belongs to, from the event.
+/// `publish --to-artifact DIR`: the summary and the pull request it belongs to, from the event;
+/// the job summary and step outputs (`verdict`, ...) as `publish` writes them.
 pub fn write(summary: &Path, dir: &Path, args: &GitHubArgs) -> anyhow::Result<()> {
     let text = read_capped(summary, SUMMARY_CAP)?;
-    read_summary(summary, &text)?;
+    let read = read_summary(summary, &text)?;
     let target = Target::resolve(args, None, None)?;
     let (Some(pr), Some(head_sha)) = (target.pr(), target.sha()) else {
         bail!(
@@ -55,7 +56,8 @@ pub fn write(summary: &Path, dir: &Path, args: &GitHubArgs) -> anyhow::Result<()
         serde_json::to_string_pretty(&meta)? + "\n",
     )
     .with_context(|| format!("--to-artifact {}", dir.display()))?;
-    Ok(())
+    // The job that made the verdict shows it too: its summary and step outputs.
+    super::publish::write_job_files(&target, &read, summary)
 }
 
 /// A checked artifact: the summary's path, the pull request and its head commit.
@@ -71,8 +73,12 @@ pub struct Checked {
 
 /// Checks the artifact in `dir` before anything is published from it: plain files within their
 /// caps, a valid summary, and a pull request whose head on GitHub (and in the `workflow_run`
-/// event, when there is one) is the commit the artifact claims.
-pub async fn check(dir: &Path, target: &Target) -> anyhow::Result<Checked> {
+/// event, when there is one, and `expected_sha`, when given) is the commit the artifact claims.
+pub async fn check(
+    dir: &Path,
+    target: &Target,
+    expected_sha: Option<&str>,
+) -> anyhow::Result<Checked> {
     if let Some(event) = target.workflow_run_event()
         && event != "pull_request"
     {
@@ -119,6 +125,14 @@ pub async fn check(dir: &Path, target: &Target) -> anyhow::Result<Checked> {
             meta_path.display()
         );
     }
+    if let Some(expected) = expected_sha
+        && expected != claimed.as_str()
+    {
+        bail!(
+            "{}: head_sha {claimed} is not the commit the run was requested for, {expected}; nothing was published",
+            meta_path.display()
+        );
+    }
     let github = target.github_client()?;
     let actual = github
         .pull_head_sha(meta.pr)
@@ -126,7 +140,7 @@ pub async fn check(dir: &Path, target: &Target) -> anyhow::Result<Checked> {
         .with_context(|| format!("{}: pull request #{}", meta_path.display(), meta.pr))?;
     if actual != claimed.as_str() {
         bail!(
-            "{}: claims pull request #{} at {claimed}, but its head on GitHub is {actual}; nothing was published",
+            "{}: claims pull request #{} at {claimed}, but its head on GitHub is {actual} (pushed since); nothing was published",
             meta_path.display(),
             meta.pr
         );

@@ -156,28 +156,7 @@ pub async fn handle_event(
         ))
         .await;
     }
-    // Fail closed: any error asking GitHub is a refusal.
-    let role = match github.permission(who).await {
-        Ok((permission, role_name)) => {
-            if ALLOWED_ROLES.contains(&role_name.as_str())
-                || ALLOWED_ROLES.contains(&permission.as_str())
-            {
-                None
-            } else {
-                let shown = if role_name.is_empty() {
-                    permission
-                } else {
-                    role_name
-                };
-                Some(format!(
-                    "overriding needs write, maintain or admin access to {}; @{who} has `{shown}`.",
-                    github.repository()
-                ))
-            }
-        }
-        Err(e) => Some(format!("could not confirm @{who}'s access ({e}).")),
-    };
-    if let Some(why) = role {
+    if let Err(why) = check_writer(github, who, "overriding").await {
         return refuse(why).await;
     }
     let head_sha = github.pull_head_sha(pr).await?;
@@ -212,6 +191,32 @@ pub async fn handle_event(
         }
     }
     Ok(Outcome::Overridden { head_sha })
+}
+
+/// Whether `who` may write to the repository (admin, maintain or write), for `what` (e.g.
+/// "overriding"): `Err` with the reason to reply when not. Fails closed: an error asking GitHub
+/// is a refusal.
+pub async fn check_writer(github: &GitHub, who: &str, what: &str) -> Result<(), String> {
+    match github.permission(who).await {
+        Ok((permission, role_name)) => {
+            if ALLOWED_ROLES.contains(&role_name.as_str())
+                || ALLOWED_ROLES.contains(&permission.as_str())
+            {
+                Ok(())
+            } else {
+                let shown = if role_name.is_empty() {
+                    permission
+                } else {
+                    role_name
+                };
+                Err(format!(
+                    "{what} needs write, maintain or admin access to {}; @{who} has `{shown}`.",
+                    github.repository()
+                ))
+            }
+        }
+        Err(e) => Err(format!("could not confirm @{who}'s access ({e}).")),
+    }
 }
 
 /// The head commit's `benchgate` check becomes `success`, saying who overrode and why; its

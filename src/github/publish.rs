@@ -12,7 +12,7 @@ use benchgate_gate::github_text::{
     CHECK_NAME, COMMENT_MARKER, Conclusion, Measure, OverrideNote, STEP_SUMMARY_LIMIT,
     check_output, comment_body, conclusion, fit, with_override,
 };
-use benchgate_gate::report::{ReadSummary, read_summary, render_markdown};
+use benchgate_gate::report::{ReadSummary, read_summary, render_markdown_linked};
 use serde_json::{Value, json};
 
 use super::target::{GitHubArgs, Target, env, now_rfc3339};
@@ -61,22 +61,47 @@ pub async fn start_check(target: &Target) -> anyhow::Result<StartedCheck> {
 }
 
 /// `benchgate publish --from-artifact DIR`: a fork's verdict, checked, published with this
-/// workflow's token.
+/// workflow's token. With `requested_by`, the artifact was made by this repository's workflow at
+/// a writer's request (`benchgate request-run`) for the head `--sha`: the writer's access is
+/// confirmed again, the artifact must be for that very commit, and the verdict is not labelled
+/// unverified.
 pub async fn publish_from_artifact(
     dir: &Path,
     repository: Option<&str>,
     args: &GitHubArgs,
     db: &Location,
     warn_only: bool,
+    requested_by: Option<&str>,
 ) -> anyhow::Result<()> {
     let mut args = args.clone();
+    let requested = match requested_by {
+        Some(login) => {
+            let sha = args
+                .sha
+                .clone()
+                .context("--requested-by needs --sha, the head commit the run was requested for")?;
+            Some((login, CommitSha::parse(&sha).context("--sha")?))
+        }
+        None => None,
+    };
     // The artifact names the pull request; the workflow_run event's own is empty for forks.
     args.pr = None;
     args.sha = None;
     let target = Target::resolve(&args, repository, None)?;
-    let checked = super::artifact::check(dir, &target).await?;
+    let expected = requested.as_ref().map(|(_, sha)| sha.as_str());
+    let checked = super::artifact::check(dir, &target, expected).await?;
+    if let Some((login, _)) = &requested {
+        let github = target.github_client()?;
+        if let Err(why) = super::overrides::check_writer(github, login, "a requested run").await {
+            anyhow::bail!("--requested-by: {why} Nothing was published.");
+        }
+    }
     args.pr = Some(checked.pr);
     args.sha = Some(checked.head_sha);
+    let provenance = match &requested {
+        Some((login, _)) => Provenance::RequestedBy(login),
+        None => Provenance::PullRequestWorkflow,
+    };
     publish(
         &checked.summary,
         repository,
@@ -84,23 +109,33 @@ pub async fn publish_from_artifact(
         db,
         warn_only,
         None,
-        Provenance::PullRequestWorkflow,
+        provenance,
     )
     .await
 }
 
 /// Who computed the verdict being published.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Provenance {
+pub enum Provenance<'a> {
     /// This workflow, with the base repository's code and token.
     ThisWorkflow,
     /// A pull request's own workflow (a fork's artifact): its code could have written any
     /// verdict, so the verdict is labelled unverified and never turns the check green.
     PullRequestWorkflow,
+    /// This repository's workflow, benchmarking a head commit a writer (this login) asked for
+    /// with `/benchgate run` after reading it, in a job with no secrets.
+    RequestedBy(&'a str),
 }
 
 /// The note above an unverified verdict.
 pub const UNVERIFIED_NOTE: &str = "> ⚠️ **Unverified.** This verdict was computed by the pull request's own workflow, which runs the pull request's code, so it cannot pass the `benchgate` check: at best the check is neutral. A maintainer's `/benchgate override <reason>` passes it after reading the numbers.\n\n";
+
+/// The note above a verdict a writer asked for with `/benchgate run`.
+pub fn requested_note(login: &str) -> String {
+    format!(
+        "> 🚀 **Requested by @{login}** (`/benchgate run`): benchmarked by this repository's workflow, in a job with no secrets and a read-only token, at the head commit @{login} asked for.\n\n"
+    )
+}
 
 /// The check title of an unverified verdict.
 const UNVERIFIED_TITLE: &str = "Unverified (computed by the pull request's workflow): ";
@@ -184,9 +219,13 @@ pub async fn publish(
     db: &Location,
     warn_only: bool,
     started: Option<StartedCheck>,
-    provenance: Provenance,
+    provenance: Provenance<'_>,
 ) -> anyhow::Result<()> {
     let unverified = provenance == Provenance::PullRequestWorkflow;
+    let requested_note = match provenance {
+        Provenance::RequestedBy(login) => Some(requested_note(login)),
+        _ => None,
+    };
     let text = std::fs::read_to_string(summary_path)
         .with_context(|| format!("--summary {}: cannot read", summary_path.display()))?;
     let summary = read_summary(summary_path, &text)?;
@@ -204,9 +243,17 @@ pub async fn publish(
             _ => None,
         },
     };
-    let mut markdown = render_markdown(&summary.decision, &summary.context, &summary.policy);
+    let mut markdown = render_markdown_linked(
+        &summary.decision,
+        &summary.context,
+        &summary.policy,
+        &target.links(),
+    );
     if unverified {
         markdown = format!("{UNVERIFIED_NOTE}{markdown}");
+    }
+    if let Some(note) = &requested_note {
+        markdown = format!("{note}{markdown}");
     }
     write_step_summary(&target, &markdown, overriding.as_ref())?;
     write_outputs(&target, &summary, summary_path, overriding.is_some())?;
@@ -425,6 +472,23 @@ fn commented_override(
             reason,
             head_sha: sha.to_owned(),
         })
+}
+
+/// What a job shows of a verdict it does not publish (`--to-artifact`): the job summary and
+/// the step outputs.
+pub(super) fn write_job_files(
+    target: &Target,
+    summary: &ReadSummary,
+    summary_path: &Path,
+) -> anyhow::Result<()> {
+    let markdown = render_markdown_linked(
+        &summary.decision,
+        &summary.context,
+        &summary.policy,
+        &target.links(),
+    );
+    write_step_summary(target, &markdown, None)?;
+    write_outputs(target, summary, summary_path, false)
 }
 
 fn write_step_summary(

@@ -39,9 +39,24 @@ pub struct GitHubArgs {
     /// The login whose comment is the sticky one [default: any bot's comment with the marker].
     #[arg(long, value_name = "LOGIN")]
     pub comment_author: Option<String>,
+    /// The dashboard's address (GitHub Pages, or a `benchgate serve`) [env
+    /// BENCHGATE_DASHBOARD_URL]: the comment links each benchmark's trend page and shows the
+    /// regressions' trend charts.
+    #[arg(long, value_name = "URL")]
+    pub dashboard_url: Option<String>,
     /// The longest wait, in seconds, for GitHub's rate limits before giving up.
     #[arg(long, value_name = "SECONDS", default_value_t = 120)]
     pub max_wait: u64,
+}
+
+impl GitHubArgs {
+    /// The event payload: `--event-path`, else `GITHUB_EVENT_PATH`, else an error saying so.
+    pub fn event_path_or_env(&self) -> anyhow::Result<PathBuf> {
+        self.event_path
+            .clone()
+            .or_else(|| env("GITHUB_EVENT_PATH").map(PathBuf::from))
+            .context("no event: pass --event-path or set GITHUB_EVENT_PATH")
+    }
 }
 
 /// An Actions variable, when set and not empty.
@@ -156,6 +171,26 @@ impl Target {
     /// In a `workflow_run` workflow, the head commit of the run that made the artifact.
     pub fn workflow_run_head_sha(&self) -> Option<&str> {
         self.workflow_run_head_sha.as_deref()
+    }
+
+    /// Where the report links: the repository's commits on GitHub (GITHUB_SERVER_URL, else
+    /// github.com) and, when one is given, the dashboard.
+    pub fn links(&self) -> benchgate_gate::report::Links {
+        let repository = self.github.as_ref().map(|g| g.repository().to_owned());
+        let server = env("GITHUB_SERVER_URL").unwrap_or_else(|| "https://github.com".to_owned());
+        let dashboard = self
+            .args
+            .dashboard_url
+            .clone()
+            .or_else(|| env("BENCHGATE_DASHBOARD_URL"));
+        benchgate_gate::report::Links {
+            repository: repository
+                .as_ref()
+                .map(|r| format!("{}/{r}", server.trim_end_matches('/'))),
+            trend_images: dashboard.is_some(),
+            dashboard,
+            repository_name: repository,
+        }
     }
 
     /// The client, or an error saying how to give one.

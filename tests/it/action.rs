@@ -402,14 +402,31 @@ fn a_pull_request_end_to_end() {
     if world.counting {
         let row = comment_body
             .lines()
-            .find(|l| l.starts_with(&format!("| `{SLOWED}` |")))
+            .find(|l| l.starts_with(&format!("| `{SLOWED}` ([trend](")))
             .unwrap_or_else(|| panic!("{comment_body}"));
         assert!(
-            row.ends_with("% (regressed) |"),
+            row.ends_with("higher (worse): regressed |"),
             "both verdicts on one row: {row}"
         );
     }
     assert!(comment_body.contains(&b[..12]), "{comment_body}");
+    // The collector is the dashboard: the regression's trend chart is in the comment, and the
+    // service serves it.
+    let image = comment_body
+        .split(&format!("[![trend of {SLOWED}]("))
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .unwrap_or_else(|| panic!("no trend chart of {SLOWED}: {comment_body}"));
+    let path = image
+        .strip_prefix(&world.collector_url)
+        .unwrap_or_else(|| panic!("{image} is not on {}", world.collector_url));
+    assert!(path.ends_with(".svg"), "{path}");
+    let (status, svg) = world.server.get_text(path);
+    assert_eq!(status, 200, "{path}: {svg}");
+    assert!(svg.trim_start().starts_with("<svg"), "{svg}");
+    let (status, page) = world.server.get_text(&path.replace(".svg", ".html"));
+    assert_eq!(status, 200);
+    assert!(page.contains(SLOWED), "{page}");
     let runs = world.service_runs();
     assert_eq!(runs.len(), 2);
     assert_eq!(runs[1]["kind"], "pr");
@@ -501,4 +518,188 @@ fn a_release_whose_checksum_does_not_match_is_not_installed() {
     );
     assert_eq!(run.step("Run benchgate").outcome, Outcome::Skipped);
     assert!(world.service_runs().is_empty());
+}
+
+/// A maintainer-triggered run through the Action, as `.github/workflows/perf-run.yml` wires its
+/// three jobs: `request` (a writer's `/benchgate run`) pins the head and base; `bench` checks out
+/// that head and runs same-job A/B against that base with no token, and saves the artifact;
+/// `publish` publishes it as the requested run. The head does ten times the work in code (the
+/// zoo crate's `push`), so the check fails, on the head commit, saying who asked.
+#[test]
+fn a_requested_run_through_the_action_gates_the_pinned_head() {
+    let _turn = crate::ab::SHARED_TARGET
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let (repo, base, head) = crate::ab::zoo_repository(|repo| {
+        crate::ab::edit(
+            repo,
+            "src/lib.rs",
+            "PUSHES: u64 = 4_000",
+            "PUSHES: u64 = 40_000",
+        );
+    });
+    let root = tempfile::tempdir().unwrap();
+    let github = FakeGitHub::start("");
+    let download_url = publish_release(&github, root.path(), None);
+    {
+        let mut data = github.data();
+        data.permissions.insert("maint".into(), "maintain");
+        data.pulls.insert(7, head.clone());
+        data.bases.insert(7, base.clone());
+        data.comments.push((
+            555,
+            7,
+            "/benchgate run".into(),
+            "maint".into(),
+            "User".into(),
+        ));
+    }
+    let event =
+        fake_github::issue_comment_event("created", 555, "maint", "User", "/benchgate run", true);
+    let job = |name: &str, checkout: &str| {
+        git(repo.path(), &["checkout", "-q", checkout]);
+        let mut github_context = std::collections::BTreeMap::new();
+        for (key, value) in [
+            ("token", fake_github::TOKEN),
+            ("repository", REPOSITORY),
+            ("run_id", "4343"),
+            ("api_url", github.api_url.as_str()),
+            ("sha", base.as_str()), // issue_comment: the default branch's head
+            ("ref", "refs/heads/main"),
+            ("ref_name", "main"),
+            ("base_ref", ""),
+            ("head_ref", ""),
+        ] {
+            github_context.insert(key.to_owned(), value.to_owned());
+        }
+        let temp = root.path().join("runners").join(name);
+        let mut env = std::collections::BTreeMap::new();
+        env.insert(
+            "CRITERION_HOME".to_owned(),
+            temp.join("criterion").display().to_string(),
+        );
+        env.insert(
+            "CARGO_TARGET_DIR".to_owned(),
+            crate::ab::shared_target().display().to_string(),
+        );
+        Job {
+            action_dir: PathBuf::from(env!("CARGO_MANIFEST_DIR")),
+            workspace: repo.path().to_owned(),
+            cache: root.path().join("actions-cache"),
+            temp,
+            event_name: "issue_comment".to_owned(),
+            event: event.clone(),
+            github: github_context,
+            env,
+        }
+    };
+    let installed = [
+        ("version", VERSION),
+        ("download-url", download_url.as_str()),
+    ];
+
+    // Job 1: request, on the default branch.
+    let mut with = installed.to_vec();
+    with.push(("mode", "request"));
+    let request = job("request", "main").run(&with);
+    assert!(request.succeeded(), "{}", request.logs());
+    assert_eq!(request.outputs["run"], "true", "{}", request.logs());
+    assert_eq!(request.outputs["head-sha"], head);
+    assert_eq!(request.outputs["base-sha"], base);
+    assert_eq!(request.outputs["requested-by"], "maint");
+    assert_eq!(github.data().reactions, vec![(555, "rocket".to_owned())]);
+
+    // Job 2: bench, at the pinned head, A/B against the pinned base, with no token.
+    let requests_before = github.requests().len();
+    let bench_job = job("bench", &request.outputs["head-sha"]);
+    let mut with = installed.to_vec();
+    with.extend([
+        ("mode", "ab"),
+        ("base", request.outputs["base-sha"].as_str()),
+        (
+            "bench-command",
+            "cargo bench --locked --bench zoo -- --noplot",
+        ),
+        ("github-token", ""),
+        ("warn-only", "true"),
+    ]);
+    let bench = bench_job.run(&with);
+    assert!(bench.succeeded(), "{}", bench.logs());
+    let summary: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo.path().join("perf-summary.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(summary["base_commit"], base.as_str(), "{summary:#}");
+    assert_eq!(summary["head_commit"], head.as_str());
+    assert_eq!(
+        benchmark(&summary, "push")["verdict"],
+        "regressed",
+        "{summary:#}"
+    );
+    assert_eq!(
+        github
+            .requests()
+            .iter()
+            .skip(requests_before)
+            .filter(|(_, path)| path.starts_with("/repos/"))
+            .count(),
+        0,
+        "the bench job has no token and asks nothing of GitHub"
+    );
+    // The workflow's own step: save the verdict as the artifact.
+    let step_outputs = root.path().join("save-step-outputs");
+    let output = benchgate(
+        repo.path(),
+        &[
+            "publish",
+            "--summary",
+            "perf-summary.json",
+            "--to-artifact",
+            "benchgate-artifact",
+            "--pr",
+            "7",
+            "--sha",
+            &head,
+            "--output",
+            step_outputs.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let saved = std::fs::read_to_string(&step_outputs).unwrap();
+    assert!(
+        saved.starts_with("verdict=regressed\nregressions=1\n"),
+        "{saved}"
+    );
+
+    // Job 3: publish, on the default branch, with the artifact downloaded.
+    let artifact = root.path().join("downloaded");
+    std::fs::rename(repo.path().join("benchgate-artifact"), &artifact).unwrap();
+    git(repo.path(), &["checkout", "-q", "main"]);
+    std::fs::rename(&artifact, repo.path().join("benchgate-artifact")).unwrap();
+    let mut with = installed.to_vec();
+    with.extend([
+        ("mode", "publish"),
+        ("requested-by", request.outputs["requested-by"].as_str()),
+        ("head-sha", request.outputs["head-sha"].as_str()),
+    ]);
+    let publish = job("publish", "main").run(&with);
+    // The job published; the check carries the verdict.
+    assert!(publish.succeeded(), "{}", publish.logs());
+    assert_eq!(
+        publish.outputs["verdict"],
+        "regressed",
+        "{}",
+        publish.logs()
+    );
+    github.assert_no_violations();
+    let data = github.data();
+    assert_eq!(data.check_runs.len(), 1, "{:#?}", data.check_runs);
+    let check = &data.check_runs[0];
+    assert_eq!(
+        (check["head_sha"].as_str(), check["conclusion"].as_str()),
+        (Some(head.as_str()), Some("failure"))
+    );
+    let sticky = &data.comments.last().unwrap().2;
+    assert!(sticky.contains("**Requested by @maint**"), "{sticky}");
+    assert!(sticky.contains("push"), "{sticky}");
 }

@@ -18,4 +18,5 @@ mod import;
 mod instructions;
 mod metrics;
 mod publish;
+mod run_request;
 mod serve;

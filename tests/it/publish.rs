@@ -11,11 +11,11 @@ use crate::support::fake_github::{self, FakeGitHub, Fault};
 use crate::support::*;
 use serde_json::Value;
 
-const TREE: &str = "dicethedev__MerkleForge/target/criterion";
-const HEAD: &str = "2222222222222222222222222222222222222222";
+pub(crate) const TREE: &str = "dicethedev__MerkleForge/target/criterion";
+pub(crate) const HEAD: &str = "2222222222222222222222222222222222222222";
 
 /// Runs benchgate as a workflow step would: the Actions variables point at the fake.
-fn step(dir: &Path, github: &FakeGitHub, args: &[&str]) -> Output {
+pub(crate) fn step(dir: &Path, github: &FakeGitHub, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_benchgate"))
         .args(args)
         .current_dir(dir)
@@ -31,7 +31,7 @@ fn step(dir: &Path, github: &FakeGitHub, args: &[&str]) -> Output {
         .unwrap()
 }
 
-fn workspace(event: &Value) -> tempfile::TempDir {
+pub(crate) fn workspace(event: &Value) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("event.json"), event.to_string()).unwrap();
     dir
@@ -62,7 +62,20 @@ fn regressed_summary(dir: &Path) -> String {
     "regressed.json".into()
 }
 
-fn comments(github: &FakeGitHub) -> Vec<(u64, String)> {
+/// `pass.json` in `dir`: a perf-summary.json of identical code (two A/B rounds), `pass`.
+pub(crate) fn pass_summary(dir: &Path) {
+    let base = corpus(TREE);
+    let base = base.to_str().unwrap();
+    let side = ["--base", base, "--head", base];
+    let args = [&["compare"][..], &side, &side, &["--out-json", "pass.json"]].concat();
+    let output = benchgate(dir, &args);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let pass: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("pass.json")).unwrap()).unwrap();
+    assert_eq!(pass["verdict"], "pass");
+}
+
+pub(crate) fn comments(github: &FakeGitHub) -> Vec<(u64, String)> {
     github
         .data()
         .comments
@@ -118,7 +131,7 @@ fn compare_publish_marks_the_check_in_progress_then_fails_it_and_comments_once()
     assert_eq!(completed["conclusion"], "failure");
     assert_eq!(
         completed["output"]["title"],
-        "Regressed: 30 of 30 benchmarks slower than their limit; worst: node_hash/SHA-256 -23.1% throughput"
+        "Regressed: 30 of 30 benchmarks slower than their limit; worst: node_hash/SHA-256 23.1% slower"
     );
     assert!(
         completed["output"]["text"]
@@ -258,7 +271,7 @@ fn without_check_permission_a_commit_status_stands_in() {
     let description = status["description"].as_str().unwrap();
     assert_eq!(
         description,
-        "Regressed: 30 of 30 benchmarks slower than their limit; worst: node_hash/SHA-256 -23.1% throughput"
+        "Regressed: 30 of 30 benchmarks slower than their limit; worst: node_hash/SHA-256 23.1% slower"
     );
 }
 
@@ -371,7 +384,7 @@ fn comment_post_fault(
 }
 
 /// A fake where `login` has `role` and PR 7's head is HEAD.
-fn fake_with_role(login: &str, role: &'static str) -> FakeGitHub {
+pub(crate) fn fake_with_role(login: &str, role: &'static str) -> FakeGitHub {
     let github = FakeGitHub::start("");
     github.data().permissions.insert(login.into(), role);
     github.data().pulls.insert(7, HEAD.into());
@@ -659,29 +672,7 @@ fn a_passing_verdict_from_a_fork_is_neutral_never_success() {
     let github = FakeGitHub::start("");
     github.data().pulls.insert(7, HEAD.into());
     let dir = workspace(&fake_github::pull_request_event(7, HEAD));
-    let base = corpus(TREE);
-    let base = base.to_str().unwrap();
-    let output = benchgate(
-        dir.path(),
-        &[
-            "compare",
-            "--base",
-            base,
-            "--head",
-            base,
-            "--base",
-            base,
-            "--head",
-            base,
-            "--out-json",
-            "pass.json",
-        ],
-    );
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let pass: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("pass.json")).unwrap())
-            .unwrap();
-    assert_eq!(pass["verdict"], "pass");
+    pass_summary(dir.path());
     let args = [
         "publish",
         "--summary",

@@ -49,6 +49,12 @@ pub struct Data {
     pub statuses: Vec<(String, Value)>,
     pub permissions: HashMap<String, &'static str>,
     pub pulls: HashMap<u64, String>,
+    /// Base commits of pull requests, where not `1111…` (the default).
+    pub bases: HashMap<u64, String>,
+    /// Pull requests that are closed (the rest of `pulls` are open).
+    pub closed: Vec<u64>,
+    /// (comment id, content) of every reaction made.
+    pub reactions: Vec<(u64, String)>,
     pub faults: VecDeque<Fault>,
     /// Static files answered to a GET of their path without a token (release downloads).
     pub files: HashMap<String, Vec<u8>>,
@@ -571,13 +577,59 @@ fn route(d: &mut Data, method: &Method, segments: &[&str], query: &str, body: &V
                 None => error(StatusCode::NOT_FOUND, "Not Found"),
             }
         }
+        ("POST", ["issues", "comments", id, "reactions"]) => {
+            // GitHub: 201 for a new reaction, 200 when this user already reacted so.
+            const CONTENTS: [&str; 8] = [
+                "+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes",
+            ];
+            if !only_keys(body, &["content"], &mut d.violations, &what) {
+                return error(StatusCode::UNPROCESSABLE_ENTITY, "Validation Failed");
+            }
+            let Some(content) = body["content"].as_str().filter(|c| CONTENTS.contains(c)) else {
+                d.violations
+                    .push(format!("{what}: content {}", body["content"]));
+                return error(StatusCode::UNPROCESSABLE_ENTITY, "Validation Failed");
+            };
+            let id: u64 = id.parse().unwrap_or(0);
+            if !d.comments.iter().any(|c| c.0 == id) {
+                return error(StatusCode::NOT_FOUND, "Not Found");
+            }
+            let again = d.reactions.contains(&(id, content.to_owned()));
+            if !again {
+                d.reactions.push((id, content.to_owned()));
+            }
+            d.next_id += 1;
+            let status = if again {
+                StatusCode::OK
+            } else {
+                StatusCode::CREATED
+            };
+            (
+                status,
+                axum::Json(json!({
+                    "id": d.next_id, "node_id": format!("REA_{}", d.next_id), "user": user(BOT, "Bot"),
+                    "content": content, "created_at": "2026-11-22T10:00:00Z"
+                })),
+            )
+                .into_response()
+        }
         ("GET", ["pulls", number]) => {
             let number: u64 = number.parse().unwrap_or(0);
+            let state = if d.closed.contains(&number) {
+                "closed"
+            } else {
+                "open"
+            };
+            let base = d
+                .bases
+                .get(&number)
+                .cloned()
+                .unwrap_or_else(|| "1".repeat(40));
             match d.pulls.get(&number) {
                 Some(sha) => axum::Json(json!({
-                    "number": number, "state": "open", "title": "A change",
+                    "number": number, "state": state, "title": "A change",
                     "head": {"sha": sha, "ref": "feature", "label": "acme:feature"},
-                    "base": {"sha": "1".repeat(40), "ref": "main", "label": "acme:main"},
+                    "base": {"sha": base, "ref": "main", "label": "acme:main"},
                     "user": user("octocat", "User")
                 }))
                 .into_response(),
@@ -628,4 +680,13 @@ pub fn issue_comment_event(
         "repository": {"full_name": format!("{OWNER}/{REPO}")},
         "sender": user(login, kind)
     })
+}
+
+/// A `pull_request_target` event: `login` added `label` to pull request `number`.
+pub fn labeled_event(number: u64, head_sha: &str, label: &str, login: &str) -> Value {
+    let mut event = pull_request_event(number, head_sha);
+    event["action"] = json!("labeled");
+    event["label"] = json!({"id": 208045946, "name": label, "color": "f29513", "default": false});
+    event["sender"] = user(login, "User");
+    event
 }
