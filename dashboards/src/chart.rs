@@ -34,7 +34,8 @@ pub struct BudgetLine {
 /// The large chart: every point (a circle each, with a tooltip of its run number, commit, date
 /// and value, and a link to `{commit_url}{commit}` when given), the interval as a band, change
 /// points as red vertical lines, overridden commits as green triangles, budgets as orange
-/// dashed lines. `None` for no points.
+/// dashed lines. Values spanning more than [`LOG_SCALE_RATIO`] are drawn on a log axis, which
+/// says so. `None` for no points.
 pub fn trend_svg(
     title: &str,
     points: &[Point],
@@ -46,35 +47,47 @@ pub fn trend_svg(
     if points.is_empty() {
         return None;
     }
+    let scale = Scale::for_points(points);
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (960, 420)).into_drawing_area();
         root.fill(&WHITE).ok()?;
         let low = points
             .iter()
-            .map(|p| p.lower.min(p.value))
+            .map(|p| scale.y(p.lower.min(p.value)))
             .fold(f64::INFINITY, f64::min);
         let high = points
             .iter()
-            .map(|p| p.upper.max(p.value))
-            .fold(0.0, f64::max);
-        let pad = ((high - low) * 0.08).max(high * 0.01);
-        let y_range = (low - pad).max(0.0)..(high + pad);
+            .map(|p| scale.y(p.upper.max(p.value)))
+            .fold(f64::NEG_INFINITY, f64::max);
+        let pad = match scale {
+            Scale::Linear => ((high - low) * 0.08).max(high * 0.01),
+            Scale::Log => ((high - low) * 0.08).max(0.01),
+        };
+        let y_bottom = match scale {
+            Scale::Linear => (low - pad).max(0.0),
+            Scale::Log => low - pad,
+        };
+        let y_top = high + pad;
         let n = points.len();
         let mut chart = ChartBuilder::on(&root)
             .caption(title, ("sans-serif", 18))
             .margin(12)
             .x_label_area_size(32)
             .y_label_area_size(72)
-            .build_cartesian_2d(-0.5f64..(n as f64 - 0.5).max(0.5), y_range)
+            .build_cartesian_2d(-0.5f64..(n as f64 - 0.5).max(0.5), y_bottom..y_top)
             .ok()?;
+        let measure = unit.map_or("time per iteration".to_owned(), |u| format!("value ({u})"));
         chart
             .configure_mesh()
             .x_desc("run (oldest first)")
-            .y_desc(unit.map_or("time per iteration".to_owned(), |u| format!("value ({u})")))
+            .y_desc(match scale {
+                Scale::Linear => measure,
+                Scale::Log => format!("{measure}, log scale"),
+            })
             .x_labels(10)
             .x_label_formatter(&|x| format!("{}", x.round() as i64))
-            .y_label_formatter(&|y| format_measure(*y, unit))
+            .y_label_formatter(&|y| format_measure(scale.value(*y), unit))
             .light_line_style(RGBColor(235, 235, 235))
             .draw()
             .ok()?;
@@ -82,13 +95,13 @@ pub fn trend_svg(
         let band: Vec<(f64, f64)> = points
             .iter()
             .enumerate()
-            .map(|(i, p)| (i as f64, p.upper))
+            .map(|(i, p)| (i as f64, scale.y(p.upper)))
             .chain(
                 points
                     .iter()
                     .enumerate()
                     .rev()
-                    .map(|(i, p)| (i as f64, p.lower)),
+                    .map(|(i, p)| (i as f64, scale.y(p.lower))),
             )
             .collect();
         chart
@@ -96,12 +109,13 @@ pub fn trend_svg(
             .ok()?;
         chart
             .draw_series(LineSeries::new(
-                points.iter().enumerate().map(|(i, p)| (i as f64, p.value)),
+                points
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| (i as f64, scale.y(p.value))),
                 BLUE.mix(0.5).stroke_width(1),
             ))
             .ok()?;
-        let y_top = high + pad;
-        let y_bottom = (low - pad).max(0.0);
         for change in changes {
             let x = change.index as f64 - 0.5;
             chart
@@ -113,14 +127,16 @@ pub fn trend_svg(
         }
         let orange = RGBColor(217, 119, 6);
         let x_end = (n as f64 - 0.5).max(0.5);
-        for budget in budgets {
+        // A budget off a log axis (zero or below) cannot be drawn on it.
+        for budget in budgets.iter().filter(|b| scale.fits(b.ns)) {
+            let level = scale.y(budget.ns);
             // Dashes: short segments along the bound.
             let mut x = -0.5;
             let dash = (x_end + 0.5) / 60.0;
             while x < x_end {
                 chart
                     .draw_series(std::iter::once(PathElement::new(
-                        vec![(x, budget.ns), ((x + dash).min(x_end), budget.ns)],
+                        vec![(x, level), ((x + dash).min(x_end), level)],
                         orange.stroke_width(2),
                     )))
                     .ok()?;
@@ -129,7 +145,7 @@ pub fn trend_svg(
             chart
                 .draw_series(std::iter::once(Text::new(
                     budget.label.clone(),
-                    (-0.3, budget.ns),
+                    (-0.3, level),
                     ("sans-serif", 13).into_font().color(&orange),
                 )))
                 .ok()?;
@@ -139,7 +155,7 @@ pub fn trend_svg(
                 points
                     .iter()
                     .enumerate()
-                    .map(|(i, p)| Circle::new((i as f64, p.value), 3, BLUE.filled())),
+                    .map(|(i, p)| Circle::new((i as f64, scale.y(p.value)), 3, BLUE.filled())),
             )
             .ok()?;
         chart
@@ -148,12 +164,64 @@ pub fn trend_svg(
                     .iter()
                     .enumerate()
                     .filter(|(_, p)| p.overridden)
-                    .map(|(i, p)| TriangleMarker::new((i as f64, p.value), 7, GREEN.filled())),
+                    .map(|(i, p)| {
+                        TriangleMarker::new((i as f64, scale.y(p.value)), 7, GREEN.filled())
+                    }),
             )
             .ok()?;
         root.present().ok()?;
     }
     Some(with_tooltips(&svg, points, unit, commit_url))
+}
+
+/// Above this ratio of the largest value to the smallest, the trend is drawn on a log axis: on a
+/// linear one, a 7× step flattens every move on either side of it into a line.
+const LOG_SCALE_RATIO: f64 = 4.0;
+
+/// The trend chart's vertical axis: the values as they are, or their logarithm (equal
+/// ratios, equal heights) when they span more than [`LOG_SCALE_RATIO`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scale {
+    Linear,
+    Log,
+}
+
+impl Scale {
+    fn for_points(points: &[Point]) -> Self {
+        let lowest = points
+            .iter()
+            .map(|p| p.lower.min(p.value))
+            .fold(f64::INFINITY, f64::min);
+        let highest = points
+            .iter()
+            .map(|p| p.upper.max(p.value))
+            .fold(0.0, f64::max);
+        if lowest > 0.0 && highest / lowest > LOG_SCALE_RATIO {
+            Self::Log
+        } else {
+            Self::Linear
+        }
+    }
+
+    /// Where `value` sits on the axis.
+    fn y(self, value: f64) -> f64 {
+        match self {
+            Self::Linear => value,
+            Self::Log => value.ln(),
+        }
+    }
+
+    /// The value at axis position `y`, for its label.
+    fn value(self, y: f64) -> f64 {
+        match self {
+            Self::Linear => y,
+            Self::Log => y.exp(),
+        }
+    }
+
+    fn fits(self, value: f64) -> bool {
+        self == Self::Linear || value > 0.0
+    }
 }
 
 /// The chart's point circles (plotters draws nothing else as a circle, and draws them in the

@@ -57,3 +57,56 @@ fn a_step_with_its_change_point_and_an_override() {
     insta::assert_snapshot!("trend_step", svg);
     insta::assert_snapshot!("sparkline_step", sparkline_svg(&values));
 }
+
+/// The vertical positions of the chart's points, in pixels (SVG's y grows downwards).
+fn point_heights(svg: &str) -> Vec<f64> {
+    svg.split("<circle")
+        .skip(1)
+        .map(|circle| {
+            let cy = circle.split("cy=\"").nth(1).unwrap();
+            cy[..cy.find('"').unwrap()].parse().unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn a_sevenfold_step_is_drawn_on_a_log_axis_that_keeps_the_noise_visible() {
+    // 20 runs at 100 ns, then 20 at 700 ns, each ±2% (a fixed zig-zag).
+    let points: Vec<Point> = (0..40)
+        .map(|i| {
+            let level = if i < 20 { 100.0 } else { 700.0 };
+            let v = level * if i % 2 == 0 { 0.98 } else { 1.02 };
+            Point {
+                commit: format!("{i:040x}"),
+                recorded_at_ms: 1_700_000_000_000 + i as u64 * 86_400_000,
+                value: v,
+                lower: v * 0.995,
+                upper: v * 1.005,
+                overridden: false,
+            }
+        })
+        .collect();
+    let svg = trend_svg("parse/json", &points, &[], &[], None, None).unwrap();
+    assert!(svg.contains("time per iteration, log scale"), "{svg}");
+    let heights = point_heights(&svg);
+    assert_eq!(heights.len(), 40);
+    let spread = |part: &[f64]| {
+        part.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+            - part.iter().copied().fold(f64::INFINITY, f64::min)
+    };
+    let (before, after) = heights.split_at(20);
+    // ±2% on each side is as tall as the other: equal ratios, equal heights. On a linear axis
+    // the noise before the step would be a seventh of the noise after it (about 1.6 px).
+    assert!(
+        (spread(before) / spread(after) - 1.0).abs() < 0.05,
+        "{before:?} {after:?}"
+    );
+    assert!(spread(before) >= 4.0, "{before:?}");
+    // The step itself still dominates: ln 7 against ln(1.02/0.98).
+    let step = before.iter().sum::<f64>() / 20.0 - after.iter().sum::<f64>() / 20.0;
+    assert!(step > 20.0 * spread(before), "{step} {before:?}");
+
+    // A 25% step stays on a linear axis (the snapshot above is one).
+    let svg = trend_svg("parse/json", &self::points(), &[], &[], None, None).unwrap();
+    assert!(!svg.contains("log scale"));
+}
