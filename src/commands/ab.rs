@@ -105,8 +105,8 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     .await
 }
 
-/// What `ab` needs to know.
-struct Options<'a> {
+/// What `ab` (and `bisect`, for each of its probes) needs to know.
+pub(super) struct Options<'a> {
     /// The base ref (branch, tag or SHA).
     pub base_ref: &'a str,
     /// The head ref.
@@ -133,7 +133,7 @@ struct Options<'a> {
 
 /// How many rounds run.
 #[derive(Clone, Copy)]
-enum Rounds {
+pub(super) enum Rounds {
     /// Exactly this many.
     Fixed(usize),
     /// From 2 to `max`, each round after the second running only the undecided benchmarks,
@@ -145,14 +145,14 @@ enum Rounds {
 }
 
 impl Rounds {
-    fn max(self) -> usize {
+    pub(super) fn max(self) -> usize {
         match self {
             Rounds::Fixed(n) => n,
             Rounds::Adaptive { max, .. } => max,
         }
     }
 
-    fn plan(self) -> Plan {
+    pub(super) fn plan(self) -> Plan {
         match self {
             Rounds::Fixed(_) => Plan::Fixed,
             Rounds::Adaptive { max, .. } => Plan::adaptive(max),
@@ -161,12 +161,12 @@ impl Rounds {
 }
 
 /// A detached worktree, removed again when dropped.
-struct Worktree {
-    path: PathBuf,
+pub(super) struct Worktree {
+    pub(super) path: PathBuf,
 }
 
 impl Worktree {
-    fn add(path: PathBuf, commit: &CommitSha) -> anyhow::Result<Self> {
+    pub(super) fn add(path: PathBuf, commit: &CommitSha) -> anyhow::Result<Self> {
         if path.exists() {
             let _ = git(&["worktree", "remove", "--force", &path.to_string_lossy()]);
             let _ = std::fs::remove_dir_all(&path);
@@ -201,7 +201,7 @@ impl Drop for Worktree {
     }
 }
 
-fn git(args: &[&str]) -> anyhow::Result<String> {
+pub(super) fn git(args: &[&str]) -> anyhow::Result<String> {
     let output = Command::new("git")
         .args(args)
         .stdin(Stdio::null())
@@ -217,7 +217,7 @@ fn git(args: &[&str]) -> anyhow::Result<String> {
     Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
 }
 
-fn resolve(flag: &str, reference: &str) -> anyhow::Result<CommitSha> {
+pub(super) fn resolve(flag: &str, reference: &str) -> anyhow::Result<CommitSha> {
     let sha = git(&["rev-parse", "--verify", &format!("{reference}^{{commit}}")])
         .with_context(|| format!("{flag} {reference}: not a commit in this repository"))?;
     Ok(CommitSha::parse(&sha)?)
@@ -285,17 +285,17 @@ fn count_instructions(
 
 /// One side of the comparison: its commit, worktree, and (for `cargo bench`) the executables
 /// built from its sources.
-struct Side {
-    name: &'static str,
-    commit: CommitSha,
-    worktree: Worktree,
-    executables: Vec<KeptExecutable>,
+pub(super) struct Side {
+    pub(super) name: String,
+    pub(super) commit: CommitSha,
+    pub(super) worktree: Worktree,
+    pub(super) executables: Vec<KeptExecutable>,
 }
 
 impl Side {
     fn record(&self) -> SideBuild {
         SideBuild {
-            side: self.name.to_owned(),
+            side: self.name.clone(),
             commit: self.commit.to_string(),
             executables: self
                 .executables
@@ -359,23 +359,13 @@ async fn ab(args: &Options<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
         None => environment::repository()?,
     };
     let profile = environment::detect_profile()?;
-    let top = PathBuf::from(git(&["rev-parse", "--show-toplevel"])?);
-    let scratch = environment::criterion_home()?
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| top.join("target"))
-        .join("benchgate-ab");
-    // Absolute: the bench command runs inside the worktrees.
-    let scratch = std::path::absolute(&scratch).context("cannot resolve the scratch directory")?;
-    let target_dir = match args.target_dir {
-        Some(dir) => std::path::absolute(dir).context("--target-dir: cannot resolve it")?,
-        None => scratch.join("target"),
-    };
+    let scratch = scratch_dir("benchgate-ab")?;
+    let target_dir = shared_target_dir(args.target_dir, &scratch)?;
     let mut sides = Vec::new();
     for (name, commit) in [("base", base_commit), ("head", head_commit)] {
         sides.push(Side {
             worktree: Worktree::add(scratch.join(name), &commit)?,
-            name,
+            name: name.to_owned(),
             commit,
             executables: Vec::new(),
         });
@@ -387,28 +377,8 @@ async fn ab(args: &Options<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
         // compiled from its own sources and its executables kept aside (see side_build).
         let mut package_dirs = Vec::new();
         for side in &mut sides {
-            eprintln!(
-                "benchgate: building {} ({})",
-                side.name,
-                side.commit.short()
-            );
-            let built = side_build::build(
-                &side.worktree.path,
-                bench,
-                &target_dir,
-                &scratch.join("bin").join(side.name),
-                &format!("building {}", side.name),
-            )?;
-            for executable in &built.executables {
-                eprintln!(
-                    "benchgate: {} {} sha256 {}",
-                    side.name,
-                    executable.target,
-                    &executable.sha256[..16]
-                );
-            }
-            side.executables = built.executables;
-            for dir in built.package_dirs {
+            let bin = scratch.join("bin").join(&side.name);
+            for dir in build_side(side, bench, &target_dir, &bin)? {
                 if !package_dirs.contains(&dir) {
                     package_dirs.push(dir);
                 }
@@ -433,7 +403,8 @@ async fn ab(args: &Options<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
         &policy,
         bench.as_ref(),
         &store,
-        &sides,
+        [&sides[0], &sides[1]],
+        None,
         &scratch,
         &target_dir,
         &repository,
@@ -460,6 +431,58 @@ async fn ab(args: &Options<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
     let decision = ran.decide(&policy, args.rounds.plan());
     drop(sides);
     report(&decision, &context, &policy, outputs)
+}
+
+/// The scratch directory beside Criterion's output (`target/NAME`), absolute: the bench command
+/// runs inside the worktrees.
+pub(super) fn scratch_dir(name: &str) -> anyhow::Result<PathBuf> {
+    let top = PathBuf::from(git(&["rev-parse", "--show-toplevel"])?);
+    let scratch = environment::criterion_home()?
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| top.join("target"))
+        .join(name);
+    std::path::absolute(&scratch).context("cannot resolve the scratch directory")
+}
+
+/// The cargo target directory every side builds into: `--target-dir`, else `scratch/target`.
+pub(super) fn shared_target_dir(option: Option<&Path>, scratch: &Path) -> anyhow::Result<PathBuf> {
+    match option {
+        Some(dir) => std::path::absolute(dir).context("--target-dir: cannot resolve it"),
+        None => Ok(scratch.join("target")),
+    }
+}
+
+/// Builds `side`'s bench executables in its worktree and keeps them in `bin`; returns the
+/// directories of the packages built.
+pub(super) fn build_side(
+    side: &mut Side,
+    bench: &CargoBench,
+    target_dir: &Path,
+    bin: &Path,
+) -> anyhow::Result<Vec<PathBuf>> {
+    eprintln!(
+        "benchgate: building {} ({})",
+        side.name,
+        side.commit.short()
+    );
+    let built = side_build::build(
+        &side.worktree.path,
+        bench,
+        target_dir,
+        bin,
+        &format!("building {}", side.name),
+    )?;
+    for executable in &built.executables {
+        eprintln!(
+            "benchgate: {} {} sha256 {}",
+            side.name,
+            executable.target,
+            &executable.sha256[..16]
+        );
+    }
+    side.executables = built.executables;
+    Ok(built.package_dirs)
 }
 
 /// Refuses to compare two builds whose executables are byte for byte the same although the
@@ -492,15 +515,15 @@ fn refuse_identical_builds(sides: &[Side], package_dirs: &[PathBuf]) -> anyhow::
 }
 
 /// The rounds run, and each benchmark's verdict as of the look that decided it.
-struct Ran {
-    base: Vec<Vec<Measurement>>,
-    head: Vec<Vec<Measurement>>,
+pub(super) struct Ran {
+    pub(super) base: Vec<Vec<Measurement>>,
+    pub(super) head: Vec<Vec<Measurement>>,
     decided: HashMap<String, BenchmarkResult>,
 }
 
 impl Ran {
     /// The decision on every round; a benchmark decided early keeps the verdict of that look.
-    fn decide(&self, policy: &Policy, plan: Plan) -> Decision {
+    pub(super) fn decide(&self, policy: &Policy, plan: Plan) -> Decision {
         decide(&self.base, &self.head, &self.decided, policy, plan)
     }
 }
@@ -552,16 +575,18 @@ fn filter_for(ids: &[&str]) -> String {
     format!("^(?:{})$", escaped.join("|"))
 }
 
-/// Runs the rounds A B A B ..., storing each. Adaptive: after every round from the second, the
-/// benchmarks decided so far are set aside, and the next round runs only the others.
+/// Runs the rounds A B A B ..., storing each, of every benchmark or with `only`, of those ids.
+/// Adaptive: after every round from the second, the benchmarks decided so far are set aside,
+/// and the next round runs only the others.
 #[allow(clippy::too_many_arguments)]
-async fn run_rounds(
+pub(super) async fn run_rounds(
     counts: &[Vec<Measurement>],
     args: &Options<'_>,
     policy: &Policy,
     bench: Option<&CargoBench>,
     store: &Store,
-    sides: &[Side],
+    sides: [&Side; 2],
+    only: Option<Vec<String>>,
     scratch: &Path,
     target_dir: &Path,
     repository: &RepositoryName,
@@ -570,7 +595,7 @@ async fn run_rounds(
     let fingerprint = profile.fingerprint();
     let mut rounds: [Vec<Vec<Measurement>>; 2] = [Vec::new(), Vec::new()];
     let mut decided: HashMap<String, BenchmarkResult> = HashMap::new();
-    let mut undecided: Option<Vec<String>> = None;
+    let mut undecided: Option<Vec<String>> = only.filter(|_| bench.is_some());
     let mut benchmarking = Duration::ZERO;
     let max = args.rounds.max();
     for round in 0..max {

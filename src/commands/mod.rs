@@ -2,6 +2,7 @@
 //! (0 ok, 1 a regression found). The arguments several commands share live here.
 
 pub mod ab;
+pub mod bisect;
 pub mod compare;
 pub mod dashboard;
 pub mod decide;
@@ -139,6 +140,14 @@ missed budget; 2 an error.")]
 Exit: 0 pass or inconclusive (or anything under --warn-only); 1 a regression or a missed budget;
 2 an error (a build or bench command that failed, a bad ref).")]
     Ab(ab::Args),
+    /// Find the commit that made a step: bisect the first-parent commits between a good and a
+    /// bad one, each probe a same-job A/B comparison with adaptive rounds.
+    #[command(after_help = "Examples:
+  benchgate bisect --good v1.2.0 --bad main --bench parse/json -- cargo bench --bench parse
+  benchgate bisect --good 3f2a1c9 --bad 9be04d2 --budget 30m --format json -- cargo bench
+Exit: 0 bisected (a culprit, several commits, no culprit, or a range left inconclusive: the
+report says which); 2 an error (a bad ref, a build or bench command that failed).")]
+    Bisect(bisect::Args),
     /// Show a perf-summary.json on GitHub: the sticky PR comment, the `benchgate` check run
     /// (or a commit status), the job summary and the step outputs.
     #[command(after_help = "Examples:
@@ -231,6 +240,7 @@ pub async fn run(command: Command) -> anyhow::Result<u8> {
         Command::Compare(args) => compare::run(args).await,
         Command::Gate(args) => gate::run(args).await,
         Command::Ab(args) => ab::run(args).await,
+        Command::Bisect(args) => bisect::run(args).await,
         Command::Publish(args) => publish::run(args).await,
         Command::Override(args) => override_comment::run(args).await,
         Command::RequestRun(args) => request_run::run(args).await,

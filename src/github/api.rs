@@ -40,6 +40,19 @@ impl ApiError {
     }
 }
 
+/// A pull request a commit belongs to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommitPull {
+    /// Its number.
+    pub number: u64,
+    /// Its title.
+    pub title: String,
+    /// Its page.
+    pub url: String,
+    /// Whether it was merged.
+    pub merged: bool,
+}
+
 /// A pull request's head and base (`GET /repos/{owner}/{repo}/pulls/{n}`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pull {
@@ -333,6 +346,36 @@ impl GitHub {
             base_ref: text("/base/ref")?,
             state: text("/state")?,
         })
+    }
+
+    /// The pull requests a commit belongs to (`GET /repos/{owner}/{repo}/commits/{sha}/pulls`),
+    /// the merged one first.
+    pub async fn commit_pulls(&self, sha: &str) -> Result<Vec<CommitPull>, ApiError> {
+        let route = self.route(&format!("commits/{sha}/pulls"));
+        let value = self.send(Method::GET, &route, None).await?;
+        let malformed = |what: &str| ApiError {
+            request: format!("GET {route}"),
+            status: None,
+            message: format!("the response has no {what}"),
+        };
+        let mut pulls = Vec::new();
+        for (i, pull) in value
+            .as_array()
+            .ok_or_else(|| malformed("array of pull requests"))?
+            .iter()
+            .enumerate()
+        {
+            pulls.push(CommitPull {
+                number: pull["number"]
+                    .as_u64()
+                    .ok_or_else(|| malformed(&format!("[{i}].number")))?,
+                title: pull["title"].as_str().unwrap_or_default().to_owned(),
+                url: pull["html_url"].as_str().unwrap_or_default().to_owned(),
+                merged: !pull["merged_at"].is_null(),
+            });
+        }
+        pulls.sort_by_key(|p| !p.merged);
+        Ok(pulls)
     }
 
     /// Reacts to comment `id` on an issue or pull request with `content` (`rocket`, `+1`, ...).

@@ -8,6 +8,7 @@ mod support;
 mod ab;
 mod accuracy;
 mod action;
+mod bisect;
 mod budgets;
 mod cli;
 mod compare;

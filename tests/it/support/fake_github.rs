@@ -53,6 +53,8 @@ pub struct Data {
     pub bases: HashMap<u64, String>,
     /// Pull requests that are closed (the rest of `pulls` are open).
     pub closed: Vec<u64>,
+    /// Commits merged through a pull request: sha → (number, title).
+    pub merged: HashMap<String, (u64, String)>,
     /// (comment id, content) of every reaction made.
     pub reactions: Vec<(u64, String)>,
     pub faults: VecDeque<Fault>,
@@ -612,6 +614,31 @@ fn route(d: &mut Data, method: &Method, segments: &[&str], query: &str, body: &V
                 })),
             )
                 .into_response()
+        }
+        ("GET", ["commits", sha, "pulls"]) => {
+            if !(sha.len() == 40 && sha.bytes().all(|b| b.is_ascii_hexdigit())) {
+                d.violations.push(format!("{what}: not a full commit SHA"));
+                return error(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    &format!("No commit found for SHA: {sha}"),
+                );
+            }
+            let pulls: Vec<Value> = d
+                .merged
+                .get(*sha)
+                .map(|(number, title)| {
+                    json!({
+                        "number": number, "state": "closed", "title": title,
+                        "html_url": format!("https://github.com/{OWNER}/{REPO}/pull/{number}"),
+                        "merged_at": "2026-11-20T10:00:00Z",
+                        "head": {"sha": sha, "ref": "feature", "label": "acme:feature"},
+                        "base": {"sha": "1".repeat(40), "ref": "main", "label": "acme:main"},
+                        "user": user("octocat", "User")
+                    })
+                })
+                .into_iter()
+                .collect();
+            axum::Json(Value::Array(pulls)).into_response()
         }
         ("GET", ["pulls", number]) => {
             let number: u64 = number.parse().unwrap_or(0);

@@ -1,0 +1,806 @@
+//! `benchgate bisect`: from a step between two commits to the commit (or commits) that made it.
+//! Each probe is a same-job A/B comparison (the `ab` machinery: worktrees, one shared target
+//! directory, adaptive rounds of only the benchmarks in question) of a commit against the last
+//! level known to be good; every round is stored as a run.
+//!
+//! The search: first the bad commit against the good one, to measure the step; then a binary
+//! search on the first-parent commits between them for the first commit slower than the good
+//! level by a quarter of the step; then the same from that commit, until the bad commit is no
+//! slower than the last one found. One commit found is the culprit; several built the step up
+//! together; a probe that stays inconclusive after its rounds ends the search with the range it
+//! narrowed, never a guess.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, bail};
+use benchgate_collector::{CommitSha, HardwareProfile, RepositoryName, RunKind, Store};
+use benchgate_gate::Policy;
+use benchgate_gate::decision::{Decision, Verdict};
+use benchgate_gate::glob::Glob;
+use benchgate_gate::policy::Override;
+use serde_json::{Value, json};
+
+use super::ab::{self, Options, Rounds, Side, Worktree};
+use super::decide::load_policy;
+use super::{Format, StoreArgs};
+use crate::environment;
+use crate::github::GitHub;
+use crate::side_build::CargoBench;
+
+/// `benchgate bisect`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The last commit known to be at the old level.
+    #[arg(long, value_name = "REF")]
+    good: String,
+    /// The first commit known to be at the new level.
+    #[arg(long, value_name = "REF")]
+    bad: String,
+    /// A benchmark whose step to follow (its exact id; repeat for several) [default: every
+    /// benchmark the bad commit regressed against the good one].
+    #[arg(long = "bench", value_name = "ID")]
+    benches: Vec<String>,
+    /// The most rounds one probe runs (adaptive: from 2, only the undecided benchmarks).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(2..=100))]
+    max_rounds: u32,
+    /// Stop probing once the bisection has taken this long (e.g. `30m`), reporting the range
+    /// narrowed so far.
+    #[arg(long, value_parser = humantime::parse_duration)]
+    budget: Option<Duration>,
+    #[command(flatten)]
+    store: StoreArgs,
+    /// The repository, OWNER/NAME [default: as for ingest].
+    #[arg(long)]
+    repo: Option<String>,
+    /// The cargo target directory every probed commit builds into [default:
+    /// benchgate-bisect/target beside the Criterion output].
+    #[arg(long, value_name = "DIR")]
+    target_dir: Option<PathBuf>,
+    /// The policy file [default: benchgate.toml if present].
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// GitHub's API, to name the culprit's pull request [env GITHUB_API_URL, else
+    /// https://api.github.com]; asked only when GITHUB_TOKEN is set.
+    #[arg(long, value_name = "URL")]
+    api_url: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// The bench command, run in each checkout, e.g. `cargo bench`.
+    #[arg(last = true, required = true, value_name = "BENCH COMMAND")]
+    command: Vec<String>,
+}
+
+/// The smallest share of the step a commit must add to count as one of its causes.
+const SHARE_OF_STEP: f64 = 0.25;
+
+/// The smallest slowdown a probe looks for, however small the step: 3%.
+const SMALLEST_THRESHOLD: f64 = 0.03;
+
+/// What one probe found: `head` against `base`, for the benchmarks followed.
+#[derive(Debug, Clone)]
+struct Probe {
+    base: CommitSha,
+    head: CommitSha,
+    /// Slower than `base` by the threshold (`regressed`), not (`pass`, `warn`, `improved`), or
+    /// undecided after its rounds.
+    outcome: Outcome,
+    /// The rounds it took (the most any followed benchmark needed).
+    rounds: usize,
+    /// Per benchmark: id, ratio (head / base, time), verdict, the bound it rests on.
+    benchmarks: Vec<Value>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    Slower,
+    NotSlower,
+    Inconclusive,
+}
+
+impl Outcome {
+    fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Slower => "slower",
+            Outcome::NotSlower => "not slower",
+            Outcome::Inconclusive => "inconclusive",
+        }
+    }
+}
+
+/// A commit that added part (or all) of the step.
+struct Cause {
+    commit: CommitSha,
+    /// Its time against the level before it (the previous cause, or the good commit).
+    ratios: Vec<(String, f64)>,
+}
+
+/// The commits built so far, each once, in its own worktree.
+struct Builds<'a> {
+    scratch: PathBuf,
+    target_dir: PathBuf,
+    bench: Option<CargoBench>,
+    sides: HashMap<CommitSha, Side>,
+    options: Options<'a>,
+}
+
+impl Builds<'_> {
+    fn ensure(&mut self, commit: &CommitSha) -> anyhow::Result<()> {
+        if self.sides.contains_key(commit) {
+            return Ok(());
+        }
+        let short = commit.short().to_string();
+        let mut side = Side {
+            worktree: Worktree::add(self.scratch.join("worktrees").join(&short), commit)?,
+            name: short.clone(),
+            commit: commit.clone(),
+            executables: Vec::new(),
+        };
+        if let Some(bench) = &self.bench {
+            let bin = self.scratch.join("bin").join(&short);
+            ab::build_side(&mut side, bench, &self.target_dir, &bin)?;
+        }
+        self.sides.insert(commit.clone(), side);
+        Ok(())
+    }
+}
+
+/// Bisects, prints what it found, and returns 0 (2 on an error).
+pub async fn run(args: Args) -> anyhow::Result<u8> {
+    let started = Instant::now();
+    let policy = load_policy(args.config.as_deref())?;
+    let good = ab::resolve("--good", &args.good)?;
+    let bad = ab::resolve("--bad", &args.bad)?;
+    let commits = first_parent_range(&good, &bad)?;
+    let repository = match &args.repo {
+        Some(name) => RepositoryName::parse(name).context("--repo")?,
+        None => environment::repository()?,
+    };
+    let profile = environment::detect_profile()?;
+    let scratch = ab::scratch_dir("benchgate-bisect")?;
+    let target_dir = ab::shared_target_dir(args.target_dir.as_deref(), &scratch)?;
+    let mut builds = Builds {
+        bench: CargoBench::parse(&args.command),
+        sides: HashMap::new(),
+        options: Options {
+            base_ref: &args.good,
+            head_ref: &args.bad,
+            rounds: Rounds::Adaptive {
+                max: args.max_rounds as usize,
+                budget: None,
+            },
+            command: &args.command,
+            instructions: None,
+            db: &args.store.db,
+            kind: RunKind::Local,
+            repo: args.repo.as_deref(),
+            config: args.config.as_deref(),
+            target_dir: args.target_dir.as_deref(),
+            allow_identical_builds: true,
+        },
+        scratch,
+        target_dir,
+    };
+    let store = Store::connect(&args.store.db).await?;
+    let searched = search(
+        &mut builds,
+        &store,
+        &policy,
+        &repository,
+        &profile,
+        &Search {
+            good: &good,
+            bad: &bad,
+            commits: &commits,
+            only: &args.benches,
+            budget: args.budget,
+            started,
+        },
+    )
+    .await;
+    store.close().await;
+    drop(builds);
+    let found = searched?;
+
+    let pulls = match std::env::var("GITHUB_TOKEN") {
+        Ok(token) if !token.is_empty() && !found.causes.is_empty() => {
+            let api_url = args
+                .api_url
+                .clone()
+                .or_else(|| std::env::var("GITHUB_API_URL").ok())
+                .unwrap_or_else(|| "https://api.github.com".to_owned());
+            let github = GitHub::new(
+                &api_url,
+                &token,
+                repository.as_str(),
+                Duration::from_secs(60),
+            )?;
+            let mut pulls = HashMap::new();
+            for cause in &found.causes {
+                let pull = github
+                    .commit_pulls(cause.commit.as_str())
+                    .await
+                    .with_context(|| {
+                        format!("asking GitHub for {}'s pull request", cause.commit.short())
+                    })?;
+                if let Some(pull) = pull.into_iter().next() {
+                    pulls.insert(cause.commit.clone(), pull);
+                }
+            }
+            pulls
+        }
+        _ => HashMap::new(),
+    };
+
+    let subjects: HashMap<CommitSha, String> = commits
+        .iter()
+        .chain(std::iter::once(&good))
+        .map(|c| {
+            let subject = ab::git(&["log", "-1", "--format=%s", c.as_str()]).unwrap_or_default();
+            (c.clone(), subject)
+        })
+        .collect();
+    let document = found.to_json(&good, &bad, commits.len(), &subjects, &pulls);
+    match args.format {
+        Format::Json => println!("{}", serde_json::to_string_pretty(&document)?),
+        Format::Text => print!("{}", text(&document)),
+    }
+    Ok(0)
+}
+
+/// The first-parent commits after `good` up to and including `bad`, oldest first.
+fn first_parent_range(good: &CommitSha, bad: &CommitSha) -> anyhow::Result<Vec<CommitSha>> {
+    if good == bad {
+        bail!("--good and --bad are the same commit, {}", good.short());
+    }
+    ab::git(&["merge-base", "--is-ancestor", good.as_str(), bad.as_str()]).with_context(|| {
+        format!(
+            "--good {} is not an ancestor of --bad {}",
+            good.short(),
+            bad.short()
+        )
+    })?;
+    let listed = ab::git(&[
+        "rev-list",
+        "--first-parent",
+        "--reverse",
+        &format!("{}..{}", good.as_str(), bad.as_str()),
+    ])?;
+    let commits: Vec<CommitSha> = listed
+        .lines()
+        .map(CommitSha::parse)
+        .collect::<Result<_, _>>()?;
+    if commits.last() != Some(bad) {
+        bail!(
+            "--bad {} is not on the first-parent line after --good {}",
+            bad.short(),
+            good.short()
+        );
+    }
+    Ok(commits)
+}
+
+/// What to search.
+struct Search<'a> {
+    good: &'a CommitSha,
+    bad: &'a CommitSha,
+    /// After `good`, up to `bad`, oldest first.
+    commits: &'a [CommitSha],
+    /// The benchmarks to follow; empty: those the step regressed.
+    only: &'a [String],
+    budget: Option<Duration>,
+    started: Instant,
+}
+
+/// What the search found.
+struct Found {
+    /// The benchmarks followed, with the step's size (bad against good, time ratio).
+    step: Vec<(String, f64)>,
+    /// The threshold each probe looked for, a time ratio.
+    threshold: f64,
+    probes: Vec<Probe>,
+    causes: Vec<Cause>,
+    /// When a probe stayed inconclusive or the budget ran out: the last commit known to be at
+    /// the previous level and the first known to be past it.
+    unresolved: Option<(CommitSha, CommitSha, &'static str)>,
+}
+
+async fn search(
+    builds: &mut Builds<'_>,
+    store: &Store,
+    policy: &Policy,
+    repository: &RepositoryName,
+    profile: &HardwareProfile,
+    what: &Search<'_>,
+) -> anyhow::Result<Found> {
+    let mut probes = Vec::new();
+    // The step: bad against good under the policy's own limits.
+    let only = (!what.only.is_empty()).then(|| what.only.to_vec());
+    let first = probe(
+        builds, store, policy, repository, profile, what.good, what.bad, only,
+    )
+    .await?;
+    let step: Vec<(String, f64)> = first
+        .benchmarks
+        .iter()
+        .filter(|b| what.only.is_empty() || what.only.iter().any(|id| b["id"] == id.as_str()))
+        .filter(|b| b["verdict"] == "regressed")
+        .filter_map(|b| Some((b["id"].as_str()?.to_owned(), b["ratio"].as_f64()?)))
+        .collect();
+    for id in what.only {
+        if !first.benchmarks.iter().any(|b| b["id"] == id.as_str()) {
+            bail!(
+                "--bench {id:?}: no such benchmark in the bad commit's run ({} were measured)",
+                first.benchmarks.len()
+            );
+        }
+    }
+    probes.push(first);
+    let smallest_step = step
+        .iter()
+        .map(|(_, r)| r.ln())
+        .fold(f64::INFINITY, f64::min);
+    let threshold = (smallest_step * SHARE_OF_STEP)
+        .exp()
+        .max(1.0 + SMALLEST_THRESHOLD);
+    let mut found = Found {
+        step: step.clone(),
+        threshold: if step.is_empty() { 1.0 } else { threshold },
+        probes,
+        causes: Vec::new(),
+        unresolved: None,
+    };
+    if step.is_empty() {
+        // Not slower here: the step was the machine it was measured on, or is not reproduced.
+        return Ok(found);
+    }
+    let followed: Vec<String> = step.iter().map(|(id, _)| id.clone()).collect();
+    let probe_policy = threshold_policy(policy, &followed, threshold);
+
+    // Each stage: the first commit after `level` slower than it by the threshold.
+    let mut level = what.good.clone();
+    let mut known_slower = true; // bad against good, just measured
+    loop {
+        let start = what
+            .commits
+            .iter()
+            .position(|c| *c == level)
+            .map_or(0, |i| i + 1);
+        let candidates = &what.commits[start..];
+        if candidates.is_empty() {
+            break;
+        }
+        if !known_slower {
+            let last = probe(
+                builds,
+                store,
+                &probe_policy,
+                repository,
+                profile,
+                &level,
+                what.bad,
+                Some(followed.clone()),
+            )
+            .await?;
+            let outcome = last.outcome;
+            found.probes.push(last);
+            match outcome {
+                Outcome::NotSlower => break,
+                Outcome::Inconclusive => {
+                    found.unresolved = Some((level, what.bad.clone(), "inconclusive"));
+                    break;
+                }
+                Outcome::Slower => {}
+            }
+        }
+        // Invariant: `level` (index -1) is not slower than itself; candidates[hi] is slower
+        // than `level`; every candidate up to `lo` is not.
+        let mut lo: isize = -1;
+        let mut hi = candidates.len() - 1;
+        let at = |i: isize| -> CommitSha {
+            usize::try_from(i).map_or_else(|_| level.clone(), |i| candidates[i].clone())
+        };
+        while hi as isize - lo > 1 {
+            if let Some(budget) = what.budget
+                && what.started.elapsed() >= budget
+            {
+                found.unresolved = Some((at(lo), candidates[hi].clone(), "budget spent"));
+                return Ok(found);
+            }
+            let mid = lo + (hi as isize - lo) / 2;
+            let result = probe(
+                builds,
+                store,
+                &probe_policy,
+                repository,
+                profile,
+                &level,
+                &at(mid),
+                Some(followed.clone()),
+            )
+            .await?;
+            let outcome = result.outcome;
+            found.probes.push(result);
+            match outcome {
+                Outcome::Slower => hi = mid as usize,
+                Outcome::NotSlower => lo = mid,
+                Outcome::Inconclusive => {
+                    found.unresolved = Some((at(lo), candidates[hi].clone(), "inconclusive"));
+                    return Ok(found);
+                }
+            }
+        }
+        let culprit = candidates[hi].clone();
+        // Its size against the level before it: the probe that showed it slower.
+        let ratios = found
+            .probes
+            .iter()
+            .rev()
+            .find(|p| p.base == level && p.head == culprit && p.outcome == Outcome::Slower)
+            .map(|p| {
+                p.benchmarks
+                    .iter()
+                    .filter_map(|b| Some((b["id"].as_str()?.to_owned(), b["ratio"].as_f64()?)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        found.causes.push(Cause {
+            commit: culprit.clone(),
+            ratios,
+        });
+        if culprit == *what.bad {
+            break;
+        }
+        level = culprit;
+        known_slower = false;
+    }
+    Ok(found)
+}
+
+/// The policy with each followed benchmark's limit set to `threshold` (a time ratio), so a
+/// probe's `regressed` means "slower by the threshold" and `pass` "excluded".
+fn threshold_policy(policy: &Policy, followed: &[String], threshold: f64) -> Policy {
+    let mut probe_policy = policy.clone();
+    let increase = threshold - 1.0;
+    let drop = 1.0 - 1.0 / threshold;
+    let overrides = followed.iter().map(|id| Override {
+        benchmarks: Glob::new(id),
+        latency_increase: Some(increase),
+        throughput_drop: Some(drop),
+    });
+    probe_policy.overrides = overrides.chain(policy.overrides.clone()).collect();
+    probe_policy.quarantine.clear();
+    probe_policy.budgets.clear();
+    probe_policy
+}
+
+/// One probe: `head` against `base`, adaptive rounds of `only` (every benchmark when `None`).
+#[allow(clippy::too_many_arguments)]
+async fn probe(
+    builds: &mut Builds<'_>,
+    store: &Store,
+    policy: &Policy,
+    repository: &RepositoryName,
+    profile: &HardwareProfile,
+    base: &CommitSha,
+    head: &CommitSha,
+    only: Option<Vec<String>>,
+) -> anyhow::Result<Probe> {
+    builds.ensure(base)?;
+    builds.ensure(head)?;
+    eprintln!("benchgate: probe {} against {}", head.short(), base.short());
+    let (Some(base_side), Some(head_side)) = (builds.sides.get(base), builds.sides.get(head))
+    else {
+        bail!("internal: a probed commit was not built");
+    };
+    let ran = ab::run_rounds(
+        &[],
+        &builds.options,
+        policy,
+        builds.bench.as_ref(),
+        store,
+        [base_side, head_side],
+        only.clone(),
+        &builds.scratch,
+        &builds.target_dir,
+        repository,
+        profile,
+    )
+    .await?;
+    let decision = ran.decide(policy, builds.options.rounds.plan());
+    Ok(summarize(base, head, &decision, only.as_deref()))
+}
+
+fn summarize(
+    base: &CommitSha,
+    head: &CommitSha,
+    decision: &Decision,
+    only: Option<&[String]>,
+) -> Probe {
+    let followed: Vec<_> = decision
+        .benchmarks
+        .iter()
+        .filter(|b| only.is_none_or(|ids| ids.contains(&b.id)))
+        .filter(|b| b.ratio.is_some())
+        .collect();
+    let verdicts: Vec<Verdict> = followed.iter().map(|b| b.verdict).collect();
+    let outcome = if verdicts.contains(&Verdict::Regressed) {
+        Outcome::Slower
+    } else if !verdicts.is_empty()
+        && verdicts
+            .iter()
+            .all(|v| matches!(v, Verdict::Pass | Verdict::Warn | Verdict::Improved))
+    {
+        Outcome::NotSlower
+    } else {
+        Outcome::Inconclusive
+    };
+    Probe {
+        base: base.clone(),
+        head: head.clone(),
+        outcome,
+        rounds: followed.iter().map(|b| b.rounds).max().unwrap_or(0),
+        benchmarks: followed
+            .iter()
+            .map(|b| {
+                json!({
+                    "id": b.id,
+                    "verdict": b.verdict.as_str(),
+                    "ratio": b.ratio,
+                    "lower": b.bound.and_then(|bound| bound.lower),
+                    "upper": b.bound.and_then(|bound| bound.upper),
+                    "rounds": b.rounds,
+                })
+            })
+            .collect(),
+    }
+}
+
+impl Found {
+    fn to_json(
+        &self,
+        good: &CommitSha,
+        bad: &CommitSha,
+        commits: usize,
+        subjects: &HashMap<CommitSha, String>,
+        pulls: &HashMap<CommitSha, crate::github::api::CommitPull>,
+    ) -> Value {
+        let commit = |c: &CommitSha| {
+            let mut value = json!({
+                "commit": c.as_str(),
+                "subject": subjects.get(c).cloned().unwrap_or_default(),
+            });
+            if let Some(pull) = pulls.get(c) {
+                value["pull_request"] = json!({
+                    "number": pull.number,
+                    "title": pull.title,
+                    "url": pull.url,
+                });
+            }
+            value
+        };
+        let outcome = match (&self.unresolved, self.causes.len(), self.step.is_empty()) {
+            (_, _, true) => "no-culprit",
+            (Some(_), _, _) => "inconclusive",
+            (None, 1, _) => "culprit",
+            (None, _, _) => "several",
+        };
+        json!({
+            "good": good.as_str(),
+            "bad": bad.as_str(),
+            "commits": commits,
+            "outcome": outcome,
+            "step": self.step.iter().map(|(id, r)| json!({"id": id, "ratio": r})).collect::<Vec<_>>(),
+            "threshold": self.threshold,
+            "causes": self.causes.iter().map(|cause| {
+                let mut value = commit(&cause.commit);
+                value["ratios"] = cause.ratios.iter().map(|(id, r)| json!({"id": id, "ratio": r})).collect();
+                value
+            }).collect::<Vec<_>>(),
+            "unresolved": self.unresolved.as_ref().map(|(low, high, why)| json!({
+                "last_good": low.as_str(),
+                "first_bad": high.as_str(),
+                "why": why,
+            })),
+            "probes": self.probes.iter().map(|p| json!({
+                "base": p.base.as_str(),
+                "head": p.head.as_str(),
+                "outcome": p.outcome.as_str(),
+                "rounds": p.rounds,
+                "benchmarks": p.benchmarks,
+            })).collect::<Vec<_>>(),
+            "bench_runs": self.probes.iter().map(|p| 2 * p.rounds).sum::<usize>(),
+        })
+    }
+}
+
+fn short(sha: &Value) -> &str {
+    let text = sha.as_str().unwrap_or("");
+    text.get(..7).unwrap_or(text)
+}
+
+fn percent(ratio: Option<f64>) -> String {
+    ratio.map_or("-".to_owned(), |r| {
+        let change = (r - 1.0) * 100.0;
+        if change >= 0.0 {
+            format!("{change:.1}% slower")
+        } else {
+            format!("{:.1}% faster", -change)
+        }
+    })
+}
+
+/// The report people read: the outcome first, then every probe.
+fn text(document: &Value) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let list = |key: &str| document[key].as_array().cloned().unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "bisected {} first-parent commits from {} (good) to {} (bad)",
+        document["commits"],
+        short(&document["good"]),
+        short(&document["bad"])
+    );
+    let step = list("step");
+    if step.is_empty() {
+        let _ = writeln!(
+            out,
+            "no culprit: {} is not slower than {} on this machine (the step was the machine it was measured on, or is not reproduced here)",
+            short(&document["bad"]),
+            short(&document["good"])
+        );
+    } else {
+        for s in &step {
+            let _ = writeln!(
+                out,
+                "step: {} {} (bad against good)",
+                s["id"].as_str().unwrap_or(""),
+                percent(s["ratio"].as_f64())
+            );
+        }
+    }
+    let cause_line = |cause: &Value| {
+        let pull = cause
+            .get("pull_request")
+            .map(|p| format!(" (#{} {})", p["number"], p["title"].as_str().unwrap_or("")))
+            .unwrap_or_default();
+        let sizes: Vec<String> = cause["ratios"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|r| {
+                format!(
+                    "{} {}",
+                    r["id"].as_str().unwrap_or(""),
+                    percent(r["ratio"].as_f64())
+                )
+            })
+            .collect();
+        format!(
+            "{} {:?}{pull}: {}",
+            short(&cause["commit"]),
+            cause["subject"].as_str().unwrap_or(""),
+            sizes.join(", ")
+        )
+    };
+    let causes = list("causes");
+    match document["outcome"].as_str() {
+        Some("culprit") => {
+            let _ = writeln!(out, "culprit: {}", cause_line(&causes[0]));
+        }
+        Some("several") => {
+            let _ = writeln!(
+                out,
+                "the step was built up by {} commits, each against the level before it:",
+                causes.len()
+            );
+            for cause in &causes {
+                let _ = writeln!(out, "  {}", cause_line(cause));
+            }
+        }
+        Some("inconclusive") => {
+            for cause in &causes {
+                let _ = writeln!(out, "found: {}", cause_line(cause));
+            }
+            let unresolved = &document["unresolved"];
+            let _ = writeln!(
+                out,
+                "unresolved ({}): between {} (last at the old level) and {} (first past it); more rounds (--max-rounds) or a quieter machine would narrow it",
+                unresolved["why"].as_str().unwrap_or(""),
+                short(&unresolved["last_good"]),
+                short(&unresolved["first_bad"])
+            );
+        }
+        _ => {}
+    }
+    let _ = writeln!(
+        out,
+        "\nprobes ({} bench runs):\n  head     against  outcome       rounds  change (bound)",
+        document["bench_runs"]
+    );
+    for probe in list("probes") {
+        let changes: Vec<String> = probe["benchmarks"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|b| {
+                let bound = match (b["lower"].as_f64(), b["upper"].as_f64()) {
+                    (Some(l), _) if b["verdict"] == "regressed" => {
+                        format!("≥ {}", percent(Some(l)))
+                    }
+                    (_, Some(u)) => format!("≤ {}", percent(Some(u))),
+                    _ => "-".to_owned(),
+                };
+                format!(
+                    "{} {} ({bound})",
+                    b["id"].as_str().unwrap_or(""),
+                    percent(b["ratio"].as_f64())
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "  {:<8} {:<8} {:<13} {:>6}  {}",
+            short(&probe["head"]),
+            short(&probe["base"]),
+            probe["outcome"].as_str().unwrap_or(""),
+            probe["rounds"].as_u64().unwrap_or(0),
+            changes.join("; ")
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sha(c: char) -> String {
+        c.to_string().repeat(40)
+    }
+
+    #[test]
+    fn the_text_report_names_the_culprit_its_pull_request_and_every_probe() {
+        let document = json!({
+            "good": sha('a'), "bad": sha('f'), "commits": 5, "outcome": "culprit",
+            "step": [{"id": "push", "ratio": 4.0}],
+            "threshold": 1.414,
+            "causes": [{"commit": sha('c'), "subject": "push more",
+                        "pull_request": {"number": 42, "title": "Push more", "url": "u"},
+                        "ratios": [{"id": "push", "ratio": 3.98}]}],
+            "unresolved": null,
+            "probes": [
+                {"base": sha('a'), "head": sha('f'), "outcome": "slower", "rounds": 3,
+                 "benchmarks": [{"id": "push", "verdict": "regressed", "ratio": 4.0, "lower": 3.5, "upper": null}]},
+                {"base": sha('a'), "head": sha('b'), "outcome": "not slower", "rounds": 2,
+                 "benchmarks": [{"id": "push", "verdict": "pass", "ratio": 1.01, "lower": null, "upper": 1.08}]}
+            ],
+            "bench_runs": 10,
+        });
+        let report = text(&document);
+        assert_eq!(
+            report,
+            "bisected 5 first-parent commits from aaaaaaa (good) to fffffff (bad)
+step: push 300.0% slower (bad against good)
+culprit: ccccccc \"push more\" (#42 Push more): push 298.0% slower
+
+probes (10 bench runs):
+  head     against  outcome       rounds  change (bound)
+  fffffff  aaaaaaa  slower             3  push 300.0% slower (≥ 250.0% slower)
+  bbbbbbb  aaaaaaa  not slower         2  push 1.0% slower (≤ 8.0% slower)
+"
+        );
+    }
+
+    #[test]
+    fn a_probe_counts_as_slower_only_when_a_followed_benchmark_regressed() {
+        let followed = vec!["push".to_owned()];
+        let policy = threshold_policy(&Policy::default(), &followed, 1.5);
+        assert!((policy.log_limit("push", false) - 1.5f64.ln()).abs() < 1e-12);
+        assert!((policy.log_limit("push", true) - 1.5f64.ln()).abs() < 1e-12);
+        assert!((policy.log_limit("mix", false) - 0.15f64.ln_1p()).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,252 @@
+//! `benchgate bisect` end to end: throwaway git repositories of the zoo crate
+//! (`tests/fixtures/ab-zoo`) whose history slows `push` with real code changes, bisected with
+//! real `cargo bench` builds and runs, with a CPU hog running.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+use crate::ab::{SHARED_TARGET, edit, shared_target};
+use crate::support::fake_github::{FakeGitHub, OWNER, REPO, TOKEN};
+use crate::support::*;
+
+/// A repository of the zoo crate: the first commit, then `commits` more, the i-th (from 1)
+/// changed by `change(i, repo)` (when it returns false, only the README changes). Returns the
+/// repository and every commit, oldest first.
+fn history(
+    commits: usize,
+    change: impl Fn(usize, &Path) -> bool,
+) -> (tempfile::TempDir, Vec<String>) {
+    let repo = tempfile::tempdir().unwrap();
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ab-zoo"),
+        repo.path(),
+    );
+    git(repo.path(), &["init", "-q", "-b", "main"]);
+    git(repo.path(), &["add", "."]);
+    git(repo.path(), &["commit", "-q", "-m", "the zoo"]);
+    let mut shas = vec![git(repo.path(), &["rev-parse", "HEAD"])];
+    for i in 1..=commits {
+        let subject = if change(i, repo.path()) {
+            format!("change {i}: more pushes")
+        } else {
+            let readme = repo.path().join("README.md");
+            let mut text = std::fs::read_to_string(&readme).unwrap();
+            text.push_str(&format!("\nNote {i}.\n"));
+            std::fs::write(&readme, text).unwrap();
+            format!("change {i}: notes")
+        };
+        git(repo.path(), &["commit", "-q", "-am", &subject]);
+        shas.push(git(repo.path(), &["rev-parse", "HEAD"]));
+    }
+    (repo, shas)
+}
+
+/// `benchgate bisect` over the zoo's `push`, in the shared target directory; `github` gives
+/// the API and the token for the pull-request look-up.
+fn bisect(repo: &Path, good: &str, bad: &str, github: Option<&FakeGitHub>) -> Output {
+    let target = shared_target();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_benchgate"));
+    command
+        .args([
+            "bisect",
+            "--good",
+            good,
+            "--bad",
+            bad,
+            "--bench",
+            "push",
+            "--repo",
+            &format!("{OWNER}/{REPO}"),
+            "--format",
+            "json",
+            "--target-dir",
+            target.to_str().unwrap(),
+            "--",
+            "cargo",
+            "bench",
+            "--locked",
+            "--bench",
+            "zoo",
+            "--",
+            "--noplot",
+        ])
+        .current_dir(repo)
+        .env_remove("GITHUB_TOKEN")
+        .env_remove("GITHUB_API_URL")
+        .env_remove("GITHUB_REPOSITORY")
+        .env_remove("CRITERION_HOME")
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("BENCHGATE_DATABASE_URL");
+    if let Some(github) = github {
+        command
+            .env("GITHUB_TOKEN", TOKEN)
+            .env("GITHUB_API_URL", &github.api_url);
+    }
+    command.output().unwrap()
+}
+
+fn report(output: &Output) -> Value {
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(output));
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&output.stdout)))
+}
+
+fn ratio_of(cause: &Value) -> f64 {
+    let ratios = cause["ratios"].as_array().unwrap();
+    assert_eq!(ratios.len(), 1, "{cause:#}");
+    assert_eq!(ratios[0]["id"], "push");
+    ratios[0]["ratio"].as_f64().unwrap()
+}
+
+/// Every probe's rounds were stored: two runs a round, all in the repository's store.
+fn assert_every_round_stored(repo: &Path, document: &Value) {
+    let runs = benchgate(repo, &["runs", "--format", "json"]);
+    let runs: Value = serde_json::from_slice(&runs.stdout).unwrap();
+    assert_eq!(
+        runs.as_array().unwrap().len() as u64,
+        document["bench_runs"].as_u64().unwrap(),
+        "{document:#}"
+    );
+}
+
+#[test]
+fn one_commit_of_sixteen_that_slows_push_is_found_with_a_cpu_hog_running() {
+    let _turn = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
+    let (repo, shas) = history(16, |i, repo| {
+        if i == 11 {
+            edit(
+                repo,
+                "src/lib.rs",
+                "PUSHES: u64 = 4_000",
+                "PUSHES: u64 = 16_000",
+            );
+        }
+        i == 11
+    });
+    let github = FakeGitHub::start("");
+    github
+        .data()
+        .merged
+        .insert(shas[11].clone(), (42, "Push more".to_owned()));
+    let _hog = CpuHog::start();
+    let document = report(&bisect(repo.path(), &shas[0], &shas[16], Some(&github)));
+
+    assert_eq!(document["outcome"], "culprit", "{document:#}");
+    assert_eq!(document["commits"], 16);
+    let causes = document["causes"].as_array().unwrap();
+    assert_eq!(causes.len(), 1, "{document:#}");
+    assert_eq!(causes[0]["commit"], shas[11].as_str(), "{document:#}");
+    assert_eq!(causes[0]["subject"], "change 11: more pushes");
+    assert_eq!(causes[0]["pull_request"]["number"], 42, "{document:#}");
+    let ratio = ratio_of(&causes[0]);
+    assert!(
+        (2.5..6.0).contains(&ratio),
+        "four times the pushes: {ratio}"
+    );
+
+    // The step first, then a binary search over 16 commits (4 probes), then the culprit
+    // against the bad commit (nothing more): about log2(N) + 2 probes.
+    let probes = document["probes"].as_array().unwrap();
+    assert_eq!(probes[0]["base"], shas[0].as_str());
+    assert_eq!(probes[0]["head"], shas[16].as_str());
+    assert_eq!(probes[0]["outcome"], "slower");
+    assert!(probes.len() <= 7, "{} probes: {document:#}", probes.len());
+    let last = probes.last().unwrap();
+    assert_eq!(last["base"], shas[11].as_str(), "{document:#}");
+    assert_eq!(last["head"], shas[16].as_str());
+    assert_eq!(last["outcome"], "not slower");
+    // Every probe of a commit before the culprit was not slower, every one from it on was.
+    for probe in &probes[1..probes.len() - 1] {
+        let index = shas
+            .iter()
+            .position(|s| probe["head"] == s.as_str())
+            .unwrap();
+        let expected = if index >= 11 { "slower" } else { "not slower" };
+        assert_eq!(probe["outcome"], expected, "{probe:#}");
+    }
+    assert_every_round_stored(repo.path(), &document);
+    assert!(
+        github.requests().contains(&(
+            "GET".into(),
+            format!("/repos/{OWNER}/{REPO}/commits/{}/pulls", shas[11])
+        )),
+        "{:?}",
+        github.requests()
+    );
+    github.assert_no_violations();
+}
+
+#[test]
+fn a_step_built_up_by_two_commits_is_reported_as_both() {
+    let _turn = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
+    let (repo, shas) = history(8, |i, repo| match i {
+        3 => {
+            edit(
+                repo,
+                "src/lib.rs",
+                "PUSHES: u64 = 4_000",
+                "PUSHES: u64 = 12_000",
+            );
+            true
+        }
+        6 => {
+            edit(
+                repo,
+                "src/lib.rs",
+                "PUSHES: u64 = 12_000",
+                "PUSHES: u64 = 36_000",
+            );
+            true
+        }
+        _ => false,
+    });
+    let document = report(&bisect(repo.path(), &shas[0], &shas[8], None));
+    assert_eq!(document["outcome"], "several", "{document:#}");
+    let causes = document["causes"].as_array().unwrap();
+    let commits: Vec<&str> = causes
+        .iter()
+        .map(|c| c["commit"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        commits,
+        [shas[3].as_str(), shas[6].as_str()],
+        "{document:#}"
+    );
+    for cause in causes {
+        let ratio = ratio_of(cause);
+        assert!(
+            (2.0..4.5).contains(&ratio),
+            "three times the pushes each: {ratio}"
+        );
+        assert!(cause.get("pull_request").is_none(), "no token, no look-up");
+    }
+    assert_every_round_stored(repo.path(), &document);
+}
+
+#[test]
+fn a_range_with_no_real_change_has_no_culprit() {
+    let _turn = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
+    let (repo, shas) = history(4, |_, _| false);
+    let output = bisect(repo.path(), &shas[0], &shas[4], None);
+    let document = report(&output);
+    assert_eq!(document["outcome"], "no-culprit", "{document:#}");
+    assert_eq!(document["causes"], serde_json::json!([]));
+    assert_eq!(
+        document["probes"].as_array().unwrap().len(),
+        1,
+        "{document:#}"
+    );
+    assert_every_round_stored(repo.path(), &document);
+
+    // Good and bad the wrong way round: refused by name before anything is built.
+    let output = Command::new(env!("CARGO_BIN_EXE_benchgate"))
+        .args([
+            "bisect", "--good", &shas[4], "--bad", &shas[0], "--", "cargo", "bench",
+        ])
+        .current_dir(repo.path())
+        .output()
+        .unwrap();
+    assert_refused(&output, &["--good", "is not an ancestor of --bad"]);
+}
