@@ -6,7 +6,7 @@ use std::path::Path;
 use anyhow::Context as _;
 use benchgate_collector::{Location, Store};
 use benchgate_dashboards::chart::{BudgetLine, Point};
-use benchgate_dashboards::site::{self, Machine, Repository, Series};
+use benchgate_dashboards::site::{self, Machine, Repository, Series, StepMark};
 use benchgate_gate::budget::{Bound, Budget, BudgetStatistic, Dimension};
 
 /// One machine's trends while they are gathered: its newest run's time, and its benchmarks.
@@ -23,6 +23,22 @@ pub async fn load(store: &Store, budgets: &[Budget]) -> anyhow::Result<Vec<Repos
         .into_iter()
         .map(|commit| (commit.repository, commit.head_sha))
         .collect();
+    // repository → what bisections found for its steps
+    let mut marks: HashMap<String, Vec<StepMark>> = HashMap::new();
+    for bisection in store.bisections().await? {
+        marks
+            .entry(bisection.repository.as_str().to_owned())
+            .or_default()
+            .push(StepMark {
+                fingerprint: bisection.fingerprint,
+                benchmark: bisection.benchmark,
+                good: bisection.good.to_string(),
+                bad: bisection.bad.to_string(),
+                outcome: bisection.outcome,
+                culprits: bisection.culprits.iter().map(ToString::to_string).collect(),
+                issue: bisection.issue_number,
+            });
+    }
     // repository → fingerprint → benchmark → points
     let mut tree: BTreeMap<String, HashMap<String, Gathering>> = BTreeMap::new();
     // (repository, benchmark) → a custom metric's unit
@@ -86,6 +102,7 @@ pub async fn load(store: &Store, budgets: &[Budget]) -> anyhow::Result<Vec<Repos
                     .then_with(|| a.1.fingerprint.cmp(&b.1.fingerprint))
             });
             Repository {
+                bisections: marks.remove(&name).unwrap_or_default(),
                 name,
                 machines: machines.into_iter().map(|(_, m)| m).collect(),
             }

@@ -20,7 +20,7 @@ pub use domain::{
 pub use error::{Error, Result};
 pub use fingerprint::{Fingerprint, HardwareProfile, RunnerImage, RustcInfo};
 pub use store::{
-    Delivery, DeliveryState, ExportRow, GateOverride, IngestOutcome, Location, OverriddenCommit,
-    PrunePlan, PruneReport, RunSummary, SeriesPoint, Store, StoredRun, StoredStatistic,
-    TokenRecord, TrendRow,
+    Bisection, Delivery, DeliveryState, ExportRow, GateOverride, IngestOutcome, Location,
+    OverriddenCommit, PrunePlan, PruneReport, RunSummary, SeriesPoint, Store, StoredRun,
+    StoredStatistic, TokenRecord, TrendRow,
 };

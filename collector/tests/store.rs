@@ -152,6 +152,7 @@ on_both_engines!(
     many_tasks_ingesting_the_same_runs_store_each_once,
     a_delivery_is_claimed_by_one_worker_until_its_claim_lapses,
     prune_removes_old_pr_runs_gone_benchmarks_and_deliveries_and_keeps_the_history,
+    a_bisection_is_kept_once_per_step_and_keeps_its_issue,
 );
 
 async fn a_run_comes_back_exactly_as_it_went_in(t: &TestStore) {
@@ -580,5 +581,42 @@ async fn prune_removes_old_pr_runs_gone_benchmarks_and_deliveries_and_keeps_the_
         (again.pr_runs, again.gone_measurements, again.deliveries),
         (0, 0, 0)
     );
+    store.close().await;
+}
+
+async fn a_bisection_is_kept_once_per_step_and_keeps_its_issue(t: &TestStore) {
+    use benchgate_collector::{Bisection, CommitSha, RepositoryName};
+    let store = t.open().await;
+    let sha = |c: char| CommitSha::parse(&c.to_string().repeat(40)).unwrap();
+    let mut bisection = Bisection {
+        repository: RepositoryName::parse("acme/rocket").unwrap(),
+        fingerprint: "f".repeat(64),
+        benchmark: "parse/json".into(),
+        good: sha('a'),
+        bad: sha('d'),
+        outcome: "several".into(),
+        culprits: vec![sha('b'), sha('c')],
+        issue_number: Some(7),
+        report: "{}".into(),
+    };
+    store.record_bisection(&bisection).await.unwrap();
+    assert_eq!(store.bisections().await.unwrap(), [bisection.clone()]);
+
+    // A rerun of the same step replaces it, and keeps the issue it does not name.
+    bisection.outcome = "culprit".into();
+    bisection.culprits = vec![sha('c')];
+    bisection.issue_number = None;
+    store.record_bisection(&bisection).await.unwrap();
+    let stored = store.bisections().await.unwrap();
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored[0].outcome, "culprit");
+    assert_eq!(stored[0].culprits, [sha('c')]);
+    assert_eq!(stored[0].issue_number, Some(7));
+
+    // Another step of the same benchmark is its own row.
+    bisection.good = sha('d');
+    bisection.bad = sha('e');
+    store.record_bisection(&bisection).await.unwrap();
+    assert_eq!(store.bisections().await.unwrap().len(), 2);
     store.close().await;
 }

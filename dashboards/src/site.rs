@@ -39,11 +39,58 @@ pub struct Repository {
     pub name: String,
     /// Its machines, the one with the most recent run first.
     pub machines: Vec<Machine>,
+    /// What `benchgate bisect` found for its change points.
+    pub bisections: Vec<StepMark>,
+}
+
+/// What a bisection found for one benchmark's step between two commits on one machine, shown
+/// beside the change point it explains.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepMark {
+    /// The machine.
+    pub fingerprint: String,
+    /// The benchmark.
+    pub benchmark: String,
+    /// The last commit at the old level.
+    pub good: String,
+    /// The first commit at the new level.
+    pub bad: String,
+    /// `culprit`, `several`, `no-culprit` or `inconclusive`.
+    pub outcome: String,
+    /// The commits that made the step, oldest first.
+    pub culprits: Vec<String>,
+    /// The GitHub issue opened for it.
+    pub issue: Option<u64>,
+}
+
+impl StepMark {
+    /// The change-point table's cell: the culprit commits, or what was found instead, and the
+    /// issue.
+    fn cell(&self, repository: &str) -> String {
+        let mut cell = match self.outcome.as_str() {
+            "no-culprit" => "no culprit (the machine)".to_owned(),
+            "inconclusive" => "inconclusive".to_owned(),
+            _ => self
+                .culprits
+                .iter()
+                .map(|c| commit_link(repository, c))
+                .collect::<Vec<_>>()
+                .join(" + "),
+        };
+        if let Some(issue) = self.issue {
+            let _ = write!(
+                cell,
+                " · <a href=\"https://github.com/{}/issues/{issue}\">issue #{issue}</a>",
+                escape(repository)
+            );
+        }
+        cell
+    }
 }
 
 const DAY_MS: u64 = 24 * 3600 * 1000;
 /// Benchmarks with a change point among their last this many points are listed first.
-const RECENT: usize = 10;
+pub const RECENT: usize = 10;
 
 const STYLE: &str = r#"
 :root { color-scheme: light; --fg: #1f2328; --muted: #59636e; --line: #d1d9e0; --up: #cf222e; --down: #1a7f37; }
@@ -230,6 +277,33 @@ impl Row<'_> {
     }
 }
 
+/// Each benchmark's change points on `machine`, in the order of its series, as its pages show
+/// them: Criterion's times without what each run shared with the machine's other benchmarks, a
+/// custom metric as it is.
+pub fn change_points(machine: &Machine) -> Vec<Vec<ChangePoint>> {
+    let config = Config::default();
+    changes_of(machine, &SharedRuns::new(machine, &config), &config)
+}
+
+fn changes_of(machine: &Machine, shared: &SharedRuns, config: &Config) -> Vec<Vec<ChangePoint>> {
+    let mut timed = 0;
+    machine
+        .series
+        .iter()
+        .map(|series| {
+            let values: Vec<f64> = series.points.iter().map(|p| p.value).collect();
+            let values = match series.unit {
+                None => {
+                    timed += 1;
+                    shared.adjust(timed - 1, series, &values, config)
+                }
+                Some(_) => values,
+            };
+            detect(&values, config)
+        })
+        .collect()
+}
+
 /// Every page of the site, as (path relative to the site's root, HTML).
 pub fn build(repositories: &[Repository]) -> Vec<(String, String)> {
     let config = Config::default();
@@ -254,26 +328,11 @@ pub fn build(repositories: &[Repository]) -> Vec<(String, String)> {
         root.push_str("</ul>");
         for machine in &repository.machines {
             let shared = SharedRuns::new(machine, &config);
-            let mut timed = 0;
             let rows: Vec<Row<'_>> = machine
                 .series
                 .iter()
-                .map(|series| {
-                    // Criterion's times are compared without what their run shared with the
-                    // machine's other benchmarks; a custom metric is taken as it is.
-                    let values: Vec<f64> = series.points.iter().map(|p| p.value).collect();
-                    let values = match series.unit {
-                        None => {
-                            timed += 1;
-                            shared.adjust(timed - 1, series, &values, &config)
-                        }
-                        Some(_) => values,
-                    };
-                    Row {
-                        series,
-                        changes: detect(&values, &config),
-                    }
-                })
+                .zip(changes_of(machine, &shared, &config))
+                .map(|(series, changes)| Row { series, changes })
                 .collect();
             let suite = shared.suite_steps(&rows);
             let dir = machine_dir(&repository.name, machine);
@@ -650,13 +709,24 @@ fn benchmark_page(
     if row.changes.is_empty() {
         body.push_str("<p class=\"muted\">None: the trend is flat within its noise.</p>");
     } else {
-        body.push_str("<div class=\"table\"><table><thead><tr><th>runs</th><th>between</th><th>and</th><th>before</th><th>after</th><th>change</th><th>p</th></tr></thead><tbody>");
+        body.push_str("<div class=\"table\"><table><thead><tr><th>runs</th><th>between</th><th>and</th><th>before</th><th>after</th><th>change</th><th>p</th><th>culprit</th></tr></thead><tbody>");
         for change in row.changes.iter().rev() {
             let before = &series.points[change.index - 1];
             let at = &series.points[change.index];
+            let culprit = repository
+                .bisections
+                .iter()
+                .rev()
+                .find(|mark| {
+                    mark.fingerprint == machine.fingerprint
+                        && mark.benchmark == series.benchmark
+                        && mark.good == before.commit
+                        && mark.bad == at.commit
+                })
+                .map_or_else(|| "-".to_owned(), |mark| mark.cell(&repository.name));
             let _ = write!(
                 body,
-                "<tr><td class=\"num\">#{} → #{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+                "<tr><td class=\"num\">#{} → #{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{culprit}</td></tr>",
                 change.index - 1,
                 change.index,
                 commit_link(&repository.name, &before.commit),
@@ -760,6 +830,7 @@ mod tests {
         let repository = Repository {
             name: "acme/rocket".to_owned(),
             machines: vec![machine],
+            bisections: Vec::new(),
         };
         build(&[repository])
             .into_iter()
@@ -797,6 +868,7 @@ mod tests {
         let repository = Repository {
             name: "acme/rocket".to_owned(),
             machines: vec![machine(6, 1.2, 25)],
+            bisections: Vec::new(),
         };
         let page = build(&[repository])
             .into_iter()

@@ -79,6 +79,11 @@ case "$mode" in
         if [ ${#collector_args[@]} -gt 0 ]; then
             benchgate upload "$run" "${collector_args[@]}"
         fi
+        if [ "${INPUT_BISECT:-false}" = true ]; then
+            # Before the site is built, so each bisected change point shows its culprit.
+            benchgate nightly --budget "${INPUT_BISECT_BUDGET:-30m}" "${config_args[@]}" \
+                -- "${bench_command[@]}"
+        fi
         benchgate dashboard --out "${RUNNER_TEMP:-/tmp}/benchgate-site" "${config_args[@]}"
         echo "site=${RUNNER_TEMP:-/tmp}/benchgate-site" >> "$GITHUB_OUTPUT"
         ;;

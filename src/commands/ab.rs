@@ -92,6 +92,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         instructions: args.instructions.as_deref(),
         db: &args.store.db,
         kind: args.kind.into(),
+        branch: None,
         repo: args.repo.as_deref(),
         config: args.report.config.as_deref(),
     };
@@ -121,6 +122,8 @@ pub(super) struct Options<'a> {
     pub db: &'a Location,
     /// The kind the rounds are stored as.
     pub kind: RunKind,
+    /// The branch the rounds are stored under (`bisect`'s probes: `benchgate/bisect`, which no trend shows).
+    pub branch: Option<&'a str>,
     /// The repository, when not inferred.
     pub repo: Option<&'a str>,
     /// The policy file.
@@ -669,7 +672,7 @@ pub(super) async fn run_rounds(
                 meta: RunMeta {
                     repository: repository.clone(),
                     commit: side.commit.clone(),
-                    branch: None,
+                    branch: args.branch.map(str::to_owned),
                     kind: args.kind,
                     pr_number: None,
                     attempt,

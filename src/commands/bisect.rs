@@ -11,11 +11,14 @@
 //! narrowed, never a guess.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
-use benchgate_collector::{CommitSha, HardwareProfile, RepositoryName, RunKind, Store};
+use benchgate_collector::store::BISECT_BRANCH;
+use benchgate_collector::{
+    Bisection, CommitSha, HardwareProfile, Location, RepositoryName, RunKind, Store,
+};
 use benchgate_gate::Policy;
 use benchgate_gate::decision::{Decision, Verdict};
 use benchgate_gate::glob::Glob;
@@ -27,6 +30,7 @@ use super::decide::load_policy;
 use super::{Format, StoreArgs};
 use crate::environment;
 use crate::github::GitHub;
+use crate::github::api::CommitPull;
 use crate::side_build::CargoBench;
 
 /// `benchgate bisect`.
@@ -149,41 +153,84 @@ impl Builds<'_> {
 
 /// Bisects, prints what it found, and returns 0 (2 on an error).
 pub async fn run(args: Args) -> anyhow::Result<u8> {
-    let started = Instant::now();
-    let policy = load_policy(args.config.as_deref())?;
-    let good = ab::resolve("--good", &args.good)?;
-    let bad = ab::resolve("--bad", &args.bad)?;
+    let document = bisect(&Request {
+        good: &args.good,
+        bad: &args.bad,
+        benches: &args.benches,
+        max_rounds: args.max_rounds,
+        budget: args.budget,
+        started: Instant::now(),
+        db: &args.store.db,
+        repo: args.repo.as_deref(),
+        target_dir: args.target_dir.as_deref(),
+        config: args.config.as_deref(),
+        api_url: args.api_url.as_deref(),
+        command: &args.command,
+    })
+    .await?;
+    match args.format {
+        Format::Json => println!("{}", serde_json::to_string_pretty(&document)?),
+        Format::Text => print!("{}", text(&document)),
+    }
+    Ok(0)
+}
+
+/// One step to bisect, as `bisect` and `nightly` ask for it.
+pub(super) struct Request<'a> {
+    pub good: &'a str,
+    pub bad: &'a str,
+    /// The benchmarks to follow; empty: those the step regressed.
+    pub benches: &'a [String],
+    pub max_rounds: u32,
+    /// The time the bisection may take, counted from `started`.
+    pub budget: Option<Duration>,
+    pub started: Instant,
+    pub db: &'a Location,
+    pub repo: Option<&'a str>,
+    pub target_dir: Option<&'a Path>,
+    pub config: Option<&'a Path>,
+    pub api_url: Option<&'a str>,
+    pub command: &'a [String],
+}
+
+/// Bisects one step, records what it found for each followed benchmark in the store (one row
+/// per step, replacing an earlier one), and returns the report (JSON).
+pub(super) async fn bisect(request: &Request<'_>) -> anyhow::Result<Value> {
+    let policy = load_policy(request.config)?;
+    let good = ab::resolve("--good", request.good)?;
+    let bad = ab::resolve("--bad", request.bad)?;
     let commits = first_parent_range(&good, &bad)?;
-    let repository = match &args.repo {
+    let repository = match request.repo {
         Some(name) => RepositoryName::parse(name).context("--repo")?,
         None => environment::repository()?,
     };
     let profile = environment::detect_profile()?;
     let scratch = ab::scratch_dir("benchgate-bisect")?;
-    let target_dir = ab::shared_target_dir(args.target_dir.as_deref(), &scratch)?;
+    let target_dir = ab::shared_target_dir(request.target_dir, &scratch)?;
     let mut builds = Builds {
-        bench: CargoBench::parse(&args.command),
+        bench: CargoBench::parse(request.command),
         sides: HashMap::new(),
         options: Options {
-            base_ref: &args.good,
-            head_ref: &args.bad,
+            base_ref: request.good,
+            head_ref: request.bad,
             rounds: Rounds::Adaptive {
-                max: args.max_rounds as usize,
+                max: request.max_rounds as usize,
                 budget: None,
             },
-            command: &args.command,
+            command: request.command,
             instructions: None,
-            db: &args.store.db,
+            db: request.db,
             kind: RunKind::Local,
-            repo: args.repo.as_deref(),
-            config: args.config.as_deref(),
-            target_dir: args.target_dir.as_deref(),
+            branch: Some(BISECT_BRANCH),
+            repo: request.repo,
+            config: request.config,
+            target_dir: request.target_dir,
             allow_identical_builds: true,
         },
         scratch,
         target_dir,
     };
-    let store = Store::connect(&args.store.db).await?;
+    let store = Store::connect(request.db).await?;
     let searched = search(
         &mut builds,
         &store,
@@ -194,46 +241,27 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
             good: &good,
             bad: &bad,
             commits: &commits,
-            only: &args.benches,
-            budget: args.budget,
-            started,
+            only: request.benches,
+            budget: request.budget,
+            started: request.started,
         },
     )
     .await;
-    store.close().await;
     drop(builds);
-    let found = searched?;
-
-    let pulls = match std::env::var("GITHUB_TOKEN") {
-        Ok(token) if !token.is_empty() && !found.causes.is_empty() => {
-            let api_url = args
-                .api_url
-                .clone()
-                .or_else(|| std::env::var("GITHUB_API_URL").ok())
-                .unwrap_or_else(|| "https://api.github.com".to_owned());
-            let github = GitHub::new(
-                &api_url,
-                &token,
-                repository.as_str(),
-                Duration::from_secs(60),
-            )?;
-            let mut pulls = HashMap::new();
-            for cause in &found.causes {
-                let pull = github
-                    .commit_pulls(cause.commit.as_str())
-                    .await
-                    .with_context(|| {
-                        format!("asking GitHub for {}'s pull request", cause.commit.short())
-                    })?;
-                if let Some(pull) = pull.into_iter().next() {
-                    pulls.insert(cause.commit.clone(), pull);
-                }
-            }
-            pulls
+    let found = match searched {
+        Ok(found) => found,
+        Err(e) => {
+            store.close().await;
+            return Err(e);
         }
-        _ => HashMap::new(),
     };
-
+    let pulls = match pull_requests(&found, request.api_url, &repository).await {
+        Ok(pulls) => pulls,
+        Err(e) => {
+            store.close().await;
+            return Err(e);
+        }
+    };
     let subjects: HashMap<CommitSha, String> = commits
         .iter()
         .chain(std::iter::once(&good))
@@ -243,11 +271,93 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         })
         .collect();
     let document = found.to_json(&good, &bad, commits.len(), &subjects, &pulls);
-    match args.format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&document)?),
-        Format::Text => print!("{}", text(&document)),
+    let recorded = record(&store, &document, &found, &repository, &profile).await;
+    store.close().await;
+    recorded?;
+    Ok(document)
+}
+
+/// Stores what the bisection found, one row per followed benchmark.
+async fn record(
+    store: &Store,
+    document: &Value,
+    found: &Found,
+    repository: &RepositoryName,
+    profile: &HardwareProfile,
+) -> anyhow::Result<()> {
+    let (Some(good), Some(bad), Some(outcome)) = (
+        document["good"].as_str(),
+        document["bad"].as_str(),
+        document["outcome"].as_str(),
+    ) else {
+        return Ok(());
+    };
+    // A step that was not reproduced is recorded under the benchmarks asked about, or none.
+    let followed: Vec<String> = if found.step.is_empty() {
+        found
+            .probes
+            .first()
+            .map(|p| {
+                p.benchmarks
+                    .iter()
+                    .filter_map(|b| b["id"].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    } else {
+        found.step.iter().map(|(id, _)| id.clone()).collect()
+    };
+    for benchmark in followed {
+        store
+            .record_bisection(&Bisection {
+                repository: repository.clone(),
+                fingerprint: profile.fingerprint().to_string(),
+                benchmark,
+                good: CommitSha::parse(good)?,
+                bad: CommitSha::parse(bad)?,
+                outcome: outcome.to_owned(),
+                culprits: found.causes.iter().map(|c| c.commit.clone()).collect(),
+                issue_number: None,
+                report: document.to_string(),
+            })
+            .await?;
     }
-    Ok(0)
+    Ok(())
+}
+
+/// The pull request each cause came from, when `GITHUB_TOKEN` is set.
+async fn pull_requests(
+    found: &Found,
+    api_url: Option<&str>,
+    repository: &RepositoryName,
+) -> anyhow::Result<HashMap<CommitSha, CommitPull>> {
+    let mut pulls = HashMap::new();
+    let token = std::env::var("GITHUB_TOKEN").unwrap_or_default();
+    if token.is_empty() || found.causes.is_empty() {
+        return Ok(pulls);
+    }
+    let api_url = api_url
+        .map(str::to_owned)
+        .or_else(|| std::env::var("GITHUB_API_URL").ok())
+        .unwrap_or_else(|| "https://api.github.com".to_owned());
+    let github = GitHub::new(
+        &api_url,
+        &token,
+        repository.as_str(),
+        Duration::from_secs(60),
+    )?;
+    for cause in &found.causes {
+        let pull = github
+            .commit_pulls(cause.commit.as_str())
+            .await
+            .with_context(|| {
+                format!("asking GitHub for {}'s pull request", cause.commit.short())
+            })?;
+        if let Some(pull) = pull.into_iter().next() {
+            pulls.insert(cause.commit.clone(), pull);
+        }
+    }
+    Ok(pulls)
 }
 
 /// The first-parent commits after `good` up to and including `bad`, oldest first.
@@ -565,7 +675,7 @@ impl Found {
         bad: &CommitSha,
         commits: usize,
         subjects: &HashMap<CommitSha, String>,
-        pulls: &HashMap<CommitSha, crate::github::api::CommitPull>,
+        pulls: &HashMap<CommitSha, CommitPull>,
     ) -> Value {
         let commit = |c: &CommitSha| {
             let mut value = json!({
@@ -633,7 +743,7 @@ fn percent(ratio: Option<f64>) -> String {
 }
 
 /// The report people read: the outcome first, then every probe.
-fn text(document: &Value) -> String {
+pub(super) fn text(document: &Value) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
     let list = |key: &str| document[key].as_array().cloned().unwrap_or_default();

@@ -11,6 +11,7 @@ pub mod fingerprint;
 pub mod gate;
 pub mod import_history;
 pub mod ingest;
+pub mod nightly;
 pub mod override_comment;
 pub mod prune;
 pub mod publish;
@@ -148,6 +149,14 @@ Exit: 0 pass or inconclusive (or anything under --warn-only); 1 a regression or 
 Exit: 0 bisected (a culprit, several commits, no culprit, or a range left inconclusive: the
 report says which); 2 an error (a bad ref, a build or bench command that failed).")]
     Bisect(bisect::Args),
+    /// After a nightly run: bisect each recent slowdown beyond its limit on this machine's
+    /// trend (within --budget) and open or update one GitHub issue per step.
+    #[command(after_help = "Examples:
+  benchgate nightly --budget 30m -- cargo bench --workspace     # GITHUB_TOKEN set: issues
+  benchgate nightly --dashboard-url https://acme.github.io/rocket -- cargo bench
+Exit: 0 done (each step bisected, left for the next night when the budget ran out, or already
+bisected); 2 an error.")]
+    Nightly(nightly::Args),
     /// Show a perf-summary.json on GitHub: the sticky PR comment, the `benchgate` check run
     /// (or a commit status), the job summary and the step outputs.
     #[command(after_help = "Examples:
@@ -241,6 +250,7 @@ pub async fn run(command: Command) -> anyhow::Result<u8> {
         Command::Gate(args) => gate::run(args).await,
         Command::Ab(args) => ab::run(args).await,
         Command::Bisect(args) => bisect::run(args).await,
+        Command::Nightly(args) => nightly::run(args).await,
         Command::Publish(args) => publish::run(args).await,
         Command::Override(args) => override_comment::run(args).await,
         Command::RequestRun(args) => request_run::run(args).await,

@@ -40,6 +40,19 @@ impl ApiError {
     }
 }
 
+/// An issue, as the issues list gives it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Issue {
+    /// Its number.
+    pub number: u64,
+    /// Its text (GitHub sends `null` for none).
+    #[serde(default)]
+    pub body: Option<String>,
+    /// Set when the "issue" is a pull request.
+    #[serde(default)]
+    pub pull_request: Option<Value>,
+}
+
 /// A pull request a commit belongs to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommitPull {
@@ -261,6 +274,54 @@ impl GitHub {
             }
         }
         Ok(all)
+    }
+
+    /// Every issue (open or closed, pull requests left out) with `label`, oldest page first.
+    pub async fn issues_labelled(&self, label: &str) -> Result<Vec<Issue>, ApiError> {
+        let mut all = Vec::new();
+        for page in 1.. {
+            let route = self.route(&format!(
+                "issues?state=all&labels={label}&per_page=100&page={page}"
+            ));
+            let value = self.send(Method::GET, &route, None).await?;
+            let issues: Vec<Issue> = parse(&route, value)?;
+            let last = issues.len() < 100;
+            all.extend(issues.into_iter().filter(|i| i.pull_request.is_none()));
+            if last {
+                break;
+            }
+        }
+        Ok(all)
+    }
+
+    /// Opens an issue with `labels`; returns its number.
+    pub async fn create_issue(
+        &self,
+        title: &str,
+        body: &str,
+        labels: &[&str],
+    ) -> Result<u64, ApiError> {
+        let route = self.route("issues");
+        let value = self
+            .send(
+                Method::POST,
+                &route,
+                Some(&json!({ "title": title, "body": body, "labels": labels })),
+            )
+            .await?;
+        parse::<Issue>(&route, value).map(|issue| issue.number)
+    }
+
+    /// Replaces issue `number`'s title and body (its state and labels stay as they are).
+    pub async fn update_issue(&self, number: u64, title: &str, body: &str) -> Result<(), ApiError> {
+        let route = self.route(&format!("issues/{number}"));
+        self.send(
+            Method::PATCH,
+            &route,
+            Some(&json!({ "title": title, "body": body })),
+        )
+        .await
+        .map(drop)
     }
 
     /// Creates a comment on issue or pull request `number`.

@@ -250,3 +250,217 @@ fn a_range_with_no_real_change_has_no_culprit() {
         .unwrap();
     assert_refused(&output, &["--good", "is not an ancestor of --bad"]);
 }
+
+/// `benchgate nightly` over the zoo, against the fake GitHub, showing the trend's address.
+fn nightly(repo: &Path, github: &FakeGitHub) -> Output {
+    let target = shared_target();
+    Command::new(env!("CARGO_BIN_EXE_benchgate"))
+        .args([
+            "nightly",
+            "--repo",
+            &format!("{OWNER}/{REPO}"),
+            "--budget",
+            "20m",
+            "--target-dir",
+            target.to_str().unwrap(),
+            "--dashboard-url",
+            "https://acme.github.io/rocket",
+            "--",
+            "cargo",
+            "bench",
+            "--locked",
+            "--bench",
+            "zoo",
+            "--",
+            "--noplot",
+        ])
+        .current_dir(repo)
+        .env("GITHUB_TOKEN", TOKEN)
+        .env("GITHUB_API_URL", &github.api_url)
+        .env_remove("GITHUB_REPOSITORY")
+        .env_remove("CRITERION_HOME")
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("BENCHGATE_DATABASE_URL")
+        .env_remove("BENCHGATE_DASHBOARD_URL")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_nightly_bisects_a_new_step_opens_one_issue_and_updates_it_on_a_rerun() {
+    let _turn = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
+    // 36 commits after the first; the 29th pushes four times as much.
+    let (repo, shas) = history(36, |i, repo| {
+        if i == 29 {
+            edit(
+                repo,
+                "src/lib.rs",
+                "PUSHES: u64 = 4_000",
+                "PUSHES: u64 = 16_000",
+            );
+        }
+        i == 29
+    });
+    // A real Criterion tree of the zoo (from cargo bench) beside a real suite of 30 more
+    // benchmarks (fixtures/corpus, MerkleForge), as one nightly machine's runs.
+    let measured = tempfile::tempdir().unwrap();
+    let bench = Command::new("cargo")
+        .args(["bench", "--locked", "--bench", "zoo", "--", "--noplot"])
+        .current_dir(repo.path())
+        .env("CARGO_TARGET_DIR", shared_target())
+        .env("CRITERION_HOME", measured.path())
+        .output()
+        .unwrap();
+    assert!(bench.status.success(), "{}", stderr(&bench));
+    // The nightly ran at every third commit: 0, 3, ..., 36. The head's `push` (16,000 pushes)
+    // is a quarter as long before commit 29; every benchmark wobbles by up to ±1.5%.
+    for (run, commit) in (0..=36).step_by(3).enumerate() {
+        let tree = tempfile::tempdir().unwrap();
+        copy_dir(measured.path(), tree.path());
+        copy_dir(
+            &corpus("dicethedev__MerkleForge/target/criterion"),
+            tree.path(),
+        );
+        let mut entries: Vec<_> = std::fs::read_dir(tree.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.is_dir())
+            .collect();
+        entries.sort();
+        for (k, dir) in entries.iter().enumerate() {
+            let wobble = 1.0 + 0.015 * (run as f64 * 1.7 + k as f64 * 2.3).sin();
+            let level = if dir.ends_with("push") && commit < 29 {
+                0.25
+            } else {
+                1.0
+            };
+            scale_times(dir, level * wobble);
+        }
+        let output = benchgate(
+            repo.path(),
+            &[
+                "ingest",
+                tree.path().to_str().unwrap(),
+                "--repo",
+                &format!("{OWNER}/{REPO}"),
+                "--commit",
+                &shas[commit],
+                "--kind",
+                "nightly",
+            ],
+        );
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    }
+    let github = FakeGitHub::start("");
+    github
+        .data()
+        .merged
+        .insert(shas[29].clone(), (42, "Push more".to_owned()));
+
+    let output = nightly(repo.path(), &github);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("1 recent slowdown(s) beyond the limit"),
+        "{err}"
+    );
+    let issues = github.data().issues.clone();
+    assert_eq!(issues.len(), 1, "{issues:?}\n{err}");
+    let (number, title, body, labels) = &issues[0];
+    assert_eq!(labels, &["benchgate-bisect"]);
+    assert!(
+        title.starts_with("push ")
+            && title.ends_with(&format!(
+                "slower between {} and {}",
+                &shas[27][..7],
+                &shas[30][..7]
+            )),
+        "{title}"
+    );
+    assert!(
+        body.contains(&format!(
+            "**Culprit:** {} change 29: more pushes from #42 (Push more)",
+            shas[29]
+        )),
+        "{body}"
+    );
+    assert!(
+        body.contains("([trend](https://acme.github.io/rocket/acme/rocket/"),
+        "{body}"
+    );
+    assert!(body.contains("<!-- benchgate:bisect "), "{body}");
+    let runs = |repo: &Path| {
+        let listed = benchgate(repo, &["runs", "--format", "json"]);
+        serde_json::from_slice::<Value>(&listed.stdout)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    let after_first = runs(repo.path());
+    assert!(
+        after_first > 13,
+        "the probes' rounds are stored: {after_first}"
+    );
+
+    // The dashboard marks the change point with its culprit and links the issue, and draws no
+    // point for the probes' old commits.
+    let site = tempfile::tempdir().unwrap();
+    let output = benchgate(
+        repo.path(),
+        &["dashboard", "--out", site.path().to_str().unwrap()],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let machine = std::fs::read_dir(site.path().join(format!("{OWNER}/{REPO}")))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let page = std::fs::read_dir(machine.join("b"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.extension().is_some_and(|e| e == "html")
+                && p.file_name()
+                    .unwrap()
+                    .to_str()
+                    .unwrap()
+                    .starts_with("push-")
+        })
+        .unwrap();
+    let html = std::fs::read_to_string(page).unwrap();
+    let changes = html.split("<h2>Change points</h2>").nth(1).unwrap();
+    let changes = changes.split("<h2>Runs</h2>").next().unwrap();
+    assert!(
+        changes.contains(&format!("/commit/{}", shas[29])),
+        "{changes}"
+    );
+    assert!(
+        changes.contains(&format!(
+            "/{OWNER}/{REPO}/issues/{number}\">issue #{number}</a>"
+        )),
+        "{changes}"
+    );
+    let points = html.split("<h2>Runs</h2>").nth(1).unwrap();
+    assert_eq!(
+        points.matches("<tr><td class=\"num\">").count(),
+        13,
+        "one per nightly"
+    );
+
+    // A rerun finds the step bisected and its issue by the marker: updated, not opened again.
+    let output = nightly(repo.path(), &github);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(github.data().issues.len(), 1);
+    assert_eq!(runs(repo.path()), after_first, "nothing bisected again");
+    assert!(
+        github.requests().contains(&(
+            "PATCH".into(),
+            format!("/repos/{OWNER}/{REPO}/issues/{number}")
+        )),
+        "{:?}",
+        github.requests()
+    );
+    github.assert_no_violations();
+}

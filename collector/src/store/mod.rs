@@ -24,6 +24,12 @@ use crate::error::{Error, Result};
 
 use crate::fingerprint::{Fingerprint, HardwareProfile, to_hex};
 
+mod bisections;
+
+/// The branch `bisect` stores its probes' rounds under: old commits measured today, kept as
+/// evidence but no point of any trend.
+pub const BISECT_BRANCH: &str = "benchgate/bisect";
+
 mod location;
 mod overrides;
 mod prune;
@@ -32,6 +38,7 @@ mod runs;
 mod series;
 mod service;
 
+pub use bisections::Bisection;
 pub use location::Location;
 pub use prune::{PrunePlan, PruneReport};
 

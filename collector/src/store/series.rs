@@ -136,7 +136,8 @@ impl Store {
         })
     }
 
-    /// Every measurement of every run that is not a pull request's, for trends: (repository,
+    /// Every measurement of every run that is neither a pull request's nor a bisect probe's
+    /// ([`BISECT_BRANCH`]), for trends: (repository,
     /// fingerprint, benchmark, commit, recorded at ms, median, lower, upper), oldest run first.
     pub async fn trend_rows(&self) -> Result<Vec<TrendRow>> {
         with_pool!(self, pool => {
@@ -147,8 +148,10 @@ impl Store {
                  JOIN repositories repo ON repo.id = r.repository_id \
                  JOIN fingerprints f ON f.id = r.fingerprint_id \
                  JOIN benchmarks b ON b.id = m.benchmark_id \
-                 WHERE r.kind <> 'pr' ORDER BY r.recorded_at_ms, r.id",
+                 WHERE r.kind <> 'pr' AND (r.branch IS NULL OR r.branch <> $1) \
+                 ORDER BY r.recorded_at_ms, r.id",
             )
+            .bind(BISECT_BRANCH)
             .fetch_all(pool)
             .await
             .map_err(self.db_error())?;

@@ -53,6 +53,8 @@ pub struct Data {
     pub bases: HashMap<u64, String>,
     /// Pull requests that are closed (the rest of `pulls` are open).
     pub closed: Vec<u64>,
+    /// Issues: (number, title, body, labels).
+    pub issues: Vec<(u64, String, String, Vec<String>)>,
     /// Commits merged through a pull request: sha → (number, title).
     pub merged: HashMap<String, (u64, String)>,
     /// (comment id, content) of every reaction made.
@@ -142,6 +144,16 @@ fn comment_json(id: u64, issue: u64, body: &str, login: &str, kind: &str) -> Val
         "body": body, "user": user(login, kind),
         "created_at": "2026-11-22T10:00:00Z", "updated_at": "2026-11-22T10:00:00Z",
         "author_association": if kind == "Bot" { "NONE" } else { "MEMBER" }
+    })
+}
+
+fn issue_json(number: u64, title: &str, body: &str, labels: &[String]) -> Value {
+    json!({
+        "id": number * 10, "node_id": format!("I_{number}"), "number": number,
+        "title": title, "body": body, "state": "open", "user": user(BOT, "Bot"),
+        "labels": labels.iter().map(|l| json!({"name": l, "color": "ededed"})).collect::<Vec<_>>(),
+        "html_url": format!("https://github.com/{OWNER}/{REPO}/issues/{number}"),
+        "created_at": "2026-11-22T10:00:00Z"
     })
 }
 
@@ -614,6 +626,98 @@ fn route(d: &mut Data, method: &Method, segments: &[&str], query: &str, body: &V
                 })),
             )
                 .into_response()
+        }
+        ("GET", ["issues"]) => {
+            let params: HashMap<&str, &str> =
+                query.split('&').filter_map(|p| p.split_once('=')).collect();
+            let per_page: usize = params
+                .get("per_page")
+                .and_then(|p| p.parse().ok())
+                .unwrap_or(30);
+            let page: usize = params.get("page").and_then(|p| p.parse().ok()).unwrap_or(1);
+            if per_page > 100 {
+                d.violations
+                    .push(format!("{what}: per_page {per_page} > 100"));
+            }
+            if params.get("state") != Some(&"all") {
+                d.violations.push(format!(
+                    "{what}: without state=all a closed issue is not found again"
+                ));
+            }
+            let label = params.get("labels").copied();
+            let listed: Vec<Value> = d
+                .issues
+                .iter()
+                .filter(|i| label.is_none_or(|l| i.3.iter().any(|x| x == l)))
+                .map(|i| issue_json(i.0, &i.1, &i.2, &i.3))
+                .skip((page - 1) * per_page)
+                .take(per_page)
+                .collect();
+            axum::Json(Value::Array(listed)).into_response()
+        }
+        ("POST", ["issues"]) => {
+            if !only_keys(
+                body,
+                &["title", "body", "labels", "assignees", "milestone"],
+                &mut d.violations,
+                &what,
+            ) {
+                return error(StatusCode::UNPROCESSABLE_ENTITY, "Invalid request.");
+            }
+            let Some(title) = body["title"].as_str() else {
+                d.violations.push(format!("{what}: no title"));
+                return error(StatusCode::UNPROCESSABLE_ENTITY, "Invalid request.");
+            };
+            let text = body["body"].as_str().unwrap_or("");
+            if title.chars().count() > 256 || text.chars().count() > 65_536 {
+                d.violations.push(format!("{what}: title or body too long"));
+                return error(StatusCode::UNPROCESSABLE_ENTITY, "Validation Failed");
+            }
+            let labels: Vec<String> = body["labels"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|l| l.as_str().map(str::to_owned))
+                .collect();
+            d.next_id += 1;
+            let number = d.next_id;
+            d.issues
+                .push((number, title.to_owned(), text.to_owned(), labels.clone()));
+            (
+                StatusCode::CREATED,
+                axum::Json(issue_json(number, title, text, &labels)),
+            )
+                .into_response()
+        }
+        ("PATCH", ["issues", number]) => {
+            let number: u64 = number.parse().unwrap_or(0);
+            if !only_keys(
+                body,
+                &[
+                    "title",
+                    "body",
+                    "state",
+                    "state_reason",
+                    "labels",
+                    "assignees",
+                    "milestone",
+                ],
+                &mut d.violations,
+                &what,
+            ) {
+                return error(StatusCode::UNPROCESSABLE_ENTITY, "Invalid request.");
+            }
+            let Some(issue) = d.issues.iter_mut().find(|i| i.0 == number) else {
+                return error(StatusCode::NOT_FOUND, "Not Found");
+            };
+            if let Some(title) = body["title"].as_str() {
+                issue.1 = title.to_owned();
+            }
+            if let Some(text) = body["body"].as_str() {
+                issue.2 = text.to_owned();
+            }
+            let issue = issue.clone();
+            axum::Json(issue_json(issue.0, &issue.1, &issue.2, &issue.3)).into_response()
         }
         ("GET", ["commits", sha, "pulls"]) => {
             if !(sha.len() == 40 && sha.bytes().all(|b| b.is_ascii_hexdigit())) {

@@ -126,7 +126,8 @@ pub fn copy_with_one_slower(relative: &str, benchmark: &str, factor: f64) -> tem
     dir
 }
 
-fn scale_times(dir: &Path, factor: f64) {
+/// Multiplies every time (estimates and samples) under `dir` by `factor`.
+pub fn scale_times(dir: &Path, factor: f64) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {

@@ -1,0 +1,363 @@
+//! `benchgate nightly`: after a nightly run is stored, bisect each recent slowdown beyond its
+//! limit that this machine's trend shows, within a time budget, and open one GitHub issue per
+//! step (found again by a hidden marker, so a rerun updates it instead of opening another).
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use benchgate_collector::{Bisection, CommitSha, RepositoryName, Store};
+use benchgate_dashboards::site::{self, RECENT};
+use benchgate_gate::report::links::benchmark_path;
+use serde_json::Value;
+
+use super::StoreArgs;
+use super::bisect::{self, Request};
+use super::decide::load_policy;
+use crate::environment;
+use crate::github::GitHub;
+
+/// `benchgate nightly`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The time all bisections together may take; a step not reached stays for the next night.
+    #[arg(long, default_value = "30m", value_parser = humantime::parse_duration)]
+    budget: Duration,
+    /// The most rounds one probe runs.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(2..=100))]
+    max_rounds: u32,
+    #[command(flatten)]
+    store: StoreArgs,
+    /// The repository, OWNER/NAME [default: as for ingest].
+    #[arg(long)]
+    repo: Option<String>,
+    /// The cargo target directory the probed commits build into.
+    #[arg(long, value_name = "DIR")]
+    target_dir: Option<PathBuf>,
+    /// The policy file [default: benchgate.toml if present]: a step beyond a benchmark's
+    /// latency limit is bisected.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// GitHub's API [env GITHUB_API_URL, else https://api.github.com]; issues are opened only
+    /// when GITHUB_TOKEN is set.
+    #[arg(long, value_name = "URL")]
+    api_url: Option<String>,
+    /// The dashboard's address [env BENCHGATE_DASHBOARD_URL], for the issue's chart link.
+    #[arg(long, value_name = "URL")]
+    dashboard_url: Option<String>,
+    /// The label of the issues opened (and found again).
+    #[arg(long, default_value = "benchgate-bisect")]
+    label: String,
+    /// The bench command, run in each checkout, e.g. `cargo bench`.
+    #[arg(last = true, required = true, value_name = "BENCH COMMAND")]
+    command: Vec<String>,
+}
+
+/// A recent slowdown of one benchmark on this machine.
+#[derive(Debug, Clone)]
+struct Step {
+    benchmark: String,
+    good: String,
+    bad: String,
+    /// after / before, time.
+    ratio: f64,
+}
+
+/// Bisects the new steps, opens or updates their issues; returns 0 (2 on an error).
+pub async fn run(args: Args) -> anyhow::Result<u8> {
+    let started = Instant::now();
+    let policy = load_policy(args.config.as_deref())?;
+    let repository = match &args.repo {
+        Some(name) => RepositoryName::parse(name).context("--repo")?,
+        None => environment::repository()?,
+    };
+    let fingerprint = environment::detect_profile()?.fingerprint().to_string();
+    let store = Store::connect(&args.store.db).await?;
+    let loaded = crate::dashboard::load(&store, &[]).await;
+    let bisected = store.bisections().await;
+    store.close().await;
+    let (repositories, bisected) = (loaded?, bisected?);
+
+    let Some(machine) = repositories
+        .iter()
+        .find(|r| r.name == repository.as_str())
+        .and_then(|r| r.machines.iter().find(|m| m.fingerprint == fingerprint))
+    else {
+        eprintln!(
+            "benchgate: no trend of {repository} on this machine ({}); nothing to bisect",
+            &fingerprint[..12]
+        );
+        return Ok(0);
+    };
+    // Recent steps of Criterion times beyond the benchmark's latency limit.
+    let mut steps = Vec::new();
+    for (series, changes) in machine.series.iter().zip(site::change_points(machine)) {
+        let n = series.points.len();
+        if series.unit.is_some() {
+            continue;
+        }
+        for change in changes {
+            if change.index + RECENT < n
+                || change.ratio.ln() < policy.log_limit(&series.benchmark, false)
+            {
+                continue;
+            }
+            steps.push(Step {
+                benchmark: series.benchmark.clone(),
+                good: series.points[change.index - 1].commit.clone(),
+                bad: series.points[change.index].commit.clone(),
+                ratio: change.ratio,
+            });
+        }
+    }
+    eprintln!(
+        "benchgate: {} recent slowdown(s) beyond the limit on {}",
+        steps.len(),
+        &fingerprint[..12]
+    );
+
+    let github = github(args.api_url.as_deref(), &repository)?;
+    let dashboard = args
+        .dashboard_url
+        .clone()
+        .or_else(|| std::env::var("BENCHGATE_DASHBOARD_URL").ok())
+        .filter(|url| !url.is_empty());
+    for step in &steps {
+        let known = bisected.iter().rev().find(|b| {
+            b.fingerprint == fingerprint
+                && b.benchmark == step.benchmark
+                && b.good.as_str() == step.good
+                && b.bad.as_str() == step.bad
+        });
+        let (report, outcome, culprits) = match known {
+            // Bisected on an earlier night: its evidence stands; only the issue is refreshed.
+            Some(b) => (
+                serde_json::from_str::<Value>(&b.report).context("a stored bisect report")?,
+                b.outcome.clone(),
+                b.culprits.clone(),
+            ),
+            None => {
+                let Some(left) = args.budget.checked_sub(started.elapsed()) else {
+                    eprintln!(
+                        "benchgate: the budget ({}) is spent; {} {}..{} waits for the next night",
+                        humantime::format_duration(args.budget),
+                        step.benchmark,
+                        &step.good[..7],
+                        &step.bad[..7]
+                    );
+                    continue;
+                };
+                let report = bisect::bisect(&Request {
+                    good: &step.good,
+                    bad: &step.bad,
+                    benches: std::slice::from_ref(&step.benchmark),
+                    max_rounds: args.max_rounds,
+                    budget: Some(left),
+                    started: Instant::now(),
+                    db: &args.store.db,
+                    repo: Some(repository.as_str()),
+                    target_dir: args.target_dir.as_deref(),
+                    config: args.config.as_deref(),
+                    api_url: args.api_url.as_deref(),
+                    command: &args.command,
+                })
+                .await
+                .with_context(|| {
+                    format!(
+                        "bisecting {} between {} and {}",
+                        step.benchmark,
+                        &step.good[..7],
+                        &step.bad[..7]
+                    )
+                })?;
+                let outcome = report["outcome"].as_str().unwrap_or("").to_owned();
+                let culprits = report["causes"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|c| CommitSha::parse(c["commit"].as_str()?).ok())
+                    .collect();
+                (report, outcome, culprits)
+            }
+        };
+        eprintln!(
+            "benchgate: {} {}..{}: {outcome}",
+            step.benchmark,
+            &step.good[..7],
+            &step.bad[..7]
+        );
+        print!("{}", bisect::text(&report));
+        let Some(github) = &github else {
+            continue;
+        };
+        let chart = dashboard.as_ref().map(|url| {
+            format!(
+                "{}/{}",
+                url.trim_end_matches('/'),
+                benchmark_path(repository.as_str(), &fingerprint, &step.benchmark, "html")
+            )
+        });
+        let (title, body) = issue_text(step, &fingerprint, &report, chart.as_deref());
+        let marker = marker(step, &fingerprint);
+        let existing = github
+            .issues_labelled(&args.label)
+            .await
+            .context("listing benchgate's issues")?
+            .into_iter()
+            .find(|issue| issue.body.as_deref().is_some_and(|b| b.contains(&marker)));
+        let number = match existing {
+            Some(issue) => {
+                github
+                    .update_issue(issue.number, &title, &body)
+                    .await
+                    .with_context(|| format!("updating issue #{}", issue.number))?;
+                eprintln!("benchgate: issue #{} updated", issue.number);
+                issue.number
+            }
+            None => {
+                let number = github
+                    .create_issue(&title, &body, &[&args.label])
+                    .await
+                    .context("opening an issue")?;
+                eprintln!("benchgate: issue #{number} opened");
+                number
+            }
+        };
+        let store = Store::connect(&args.store.db).await?;
+        let recorded = store
+            .record_bisection(&Bisection {
+                repository: repository.clone(),
+                fingerprint: fingerprint.clone(),
+                benchmark: step.benchmark.clone(),
+                good: CommitSha::parse(&step.good)?,
+                bad: CommitSha::parse(&step.bad)?,
+                outcome,
+                culprits,
+                issue_number: Some(number),
+                report: report.to_string(),
+            })
+            .await;
+        store.close().await;
+        recorded?;
+    }
+    Ok(0)
+}
+
+fn github(api_url: Option<&str>, repository: &RepositoryName) -> anyhow::Result<Option<GitHub>> {
+    let token = std::env::var("GITHUB_TOKEN").unwrap_or_default();
+    if token.is_empty() {
+        return Ok(None);
+    }
+    let api_url = api_url
+        .map(str::to_owned)
+        .or_else(|| std::env::var("GITHUB_API_URL").ok())
+        .unwrap_or_else(|| "https://api.github.com".to_owned());
+    Ok(Some(GitHub::new(
+        &api_url,
+        &token,
+        repository.as_str(),
+        Duration::from_secs(120),
+    )?))
+}
+
+/// The hidden line that finds a step's issue again: machine, benchmark and commits.
+fn marker(step: &Step, fingerprint: &str) -> String {
+    format!(
+        "<!-- benchgate:bisect {} {} {} {} -->",
+        &fingerprint[..fingerprint.len().min(12)],
+        step.good,
+        step.bad,
+        step.benchmark.replace("--", "-\u{200b}-")
+    )
+}
+
+/// GitHub's limit on an issue's body, in characters.
+const BODY_LIMIT: usize = 65_536;
+
+/// The issue's title and body: the benchmark, the step's size, the chart, what bisecting found
+/// and every probe.
+fn issue_text(
+    step: &Step,
+    fingerprint: &str,
+    report: &Value,
+    chart: Option<&str>,
+) -> (String, String) {
+    use std::fmt::Write as _;
+    let change = (step.ratio - 1.0) * 100.0;
+    let title: String = format!(
+        "{} {change:.1}% slower between {} and {}",
+        step.benchmark,
+        &step.good[..7],
+        &step.bad[..7]
+    )
+    .chars()
+    .take(256)
+    .collect();
+    let mut body = marker(step, fingerprint);
+    let _ = write!(
+        body,
+        "\n## `{}` got {change:.1}% slower\n\nThe nightly trend on machine `{}` stepped between {} and {}",
+        step.benchmark,
+        &fingerprint[..fingerprint.len().min(12)],
+        &step.good[..7],
+        &step.bad[..7]
+    );
+    match chart {
+        Some(url) => {
+            let _ = writeln!(body, " ([trend]({url})).\n");
+        }
+        None => body.push_str(".\n\n"),
+    }
+    let causes = report["causes"].as_array().cloned().unwrap_or_default();
+    let cause = |c: &Value| {
+        let pull = c
+            .get("pull_request")
+            .map(|p| {
+                format!(
+                    " from #{} ({})",
+                    p["number"],
+                    p["title"].as_str().unwrap_or("")
+                )
+            })
+            .unwrap_or_default();
+        format!(
+            "{} {}{pull}",
+            c["commit"].as_str().unwrap_or(""),
+            c["subject"].as_str().unwrap_or("")
+        )
+    };
+    match report["outcome"].as_str() {
+        Some("culprit") => {
+            let _ = writeln!(body, "**Culprit:** {}\n", cause(&causes[0]));
+        }
+        Some("several") => {
+            let _ = writeln!(body, "**Built up by {} commits:**\n", causes.len());
+            for c in &causes {
+                let _ = writeln!(body, "- {}", cause(c));
+            }
+            body.push('\n');
+        }
+        Some("no-culprit") => body.push_str(
+            "**No culprit:** the bad commit is not slower than the good one when both are measured in the same job; the step was the machine.\n\n",
+        ),
+        _ => {
+            let unresolved = &report["unresolved"];
+            let _ = writeln!(
+                body,
+                "**Unresolved** ({}): between {} and {}.\n",
+                unresolved["why"].as_str().unwrap_or(""),
+                unresolved["last_good"].as_str().unwrap_or(""),
+                unresolved["first_bad"].as_str().unwrap_or("")
+            );
+        }
+    }
+    body.push_str("<details><summary>Probes</summary>\n\n```\n");
+    body.push_str(&bisect::text(report));
+    body.push_str("```\n</details>\n\n");
+    body.push_str("A later fix closes nothing on its own: close this issue when the step is accepted or undone. benchgate updates it when the nightly finds the same step again.\n");
+    if body.chars().count() > BODY_LIMIT {
+        body = body.chars().take(BODY_LIMIT - 200).collect::<String>()
+            + "\n\n… (cut at GitHub's limit)\n";
+    }
+    (title, body)
+}
