@@ -29,7 +29,6 @@ use super::ab::{self, Options, Rounds, Side, Worktree};
 use super::decide::load_policy;
 use super::{Format, StoreArgs};
 use crate::environment;
-use crate::github::GitHub;
 use crate::github::api::CommitPull;
 use crate::side_build::CargoBench;
 
@@ -332,20 +331,12 @@ async fn pull_requests(
     repository: &RepositoryName,
 ) -> anyhow::Result<HashMap<CommitSha, CommitPull>> {
     let mut pulls = HashMap::new();
-    let token = std::env::var("GITHUB_TOKEN").unwrap_or_default();
-    if token.is_empty() || found.causes.is_empty() {
+    if found.causes.is_empty() {
         return Ok(pulls);
     }
-    let api_url = api_url
-        .map(str::to_owned)
-        .or_else(|| std::env::var("GITHUB_API_URL").ok())
-        .unwrap_or_else(|| "https://api.github.com".to_owned());
-    let github = GitHub::new(
-        &api_url,
-        &token,
-        repository.as_str(),
-        Duration::from_secs(60),
-    )?;
+    let Some(github) = super::nightly::github(api_url, repository)? else {
+        return Ok(pulls);
+    };
     for cause in &found.causes {
         let pull = github
             .commit_pulls(cause.commit.as_str())

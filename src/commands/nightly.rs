@@ -243,7 +243,12 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     Ok(0)
 }
 
-fn github(api_url: Option<&str>, repository: &RepositoryName) -> anyhow::Result<Option<GitHub>> {
+/// A GitHub client for `repository` when `GITHUB_TOKEN` is set: `api_url`, else
+/// `GITHUB_API_URL`, else api.github.com.
+pub(super) fn github(
+    api_url: Option<&str>,
+    repository: &RepositoryName,
+) -> anyhow::Result<Option<GitHub>> {
     let token = std::env::var("GITHUB_TOKEN").unwrap_or_default();
     if token.is_empty() {
         return Ok(None);

@@ -43,34 +43,17 @@ fn history(
     (repo, shas)
 }
 
-/// `benchgate bisect` over the zoo's `push`, in the shared target directory; `github` gives
-/// the API and the token for the pull-request look-up.
-fn bisect(repo: &Path, good: &str, bad: &str, github: Option<&FakeGitHub>) -> Output {
+/// benchgate in `repo` with `args`, then the zoo's bench command; `github` gives the API and
+/// the token (else neither is set).
+fn benchgate_on_zoo(repo: &Path, args: &[&str], github: Option<&FakeGitHub>) -> Output {
     let target = shared_target();
     let mut command = Command::new(env!("CARGO_BIN_EXE_benchgate"));
     command
+        .args(args)
+        .args(["--repo", &format!("{OWNER}/{REPO}")])
+        .args(["--target-dir", target.to_str().unwrap()])
         .args([
-            "bisect",
-            "--good",
-            good,
-            "--bad",
-            bad,
-            "--bench",
-            "push",
-            "--repo",
-            &format!("{OWNER}/{REPO}"),
-            "--format",
-            "json",
-            "--target-dir",
-            target.to_str().unwrap(),
-            "--",
-            "cargo",
-            "bench",
-            "--locked",
-            "--bench",
-            "zoo",
-            "--",
-            "--noplot",
+            "--", "cargo", "bench", "--locked", "--bench", "zoo", "--", "--noplot",
         ])
         .current_dir(repo)
         .env_remove("GITHUB_TOKEN")
@@ -78,13 +61,22 @@ fn bisect(repo: &Path, good: &str, bad: &str, github: Option<&FakeGitHub>) -> Ou
         .env_remove("GITHUB_REPOSITORY")
         .env_remove("CRITERION_HOME")
         .env_remove("CARGO_TARGET_DIR")
-        .env_remove("BENCHGATE_DATABASE_URL");
+        .env_remove("BENCHGATE_DATABASE_URL")
+        .env_remove("BENCHGATE_DASHBOARD_URL");
     if let Some(github) = github {
         command
             .env("GITHUB_TOKEN", TOKEN)
             .env("GITHUB_API_URL", &github.api_url);
     }
     command.output().unwrap()
+}
+
+/// `benchgate bisect` over the zoo's `push`, in the shared target directory.
+fn bisect(repo: &Path, good: &str, bad: &str, github: Option<&FakeGitHub>) -> Output {
+    let args = [
+        "bisect", "--good", good, "--bad", bad, "--bench", "push", "--format", "json",
+    ];
+    benchgate_on_zoo(repo, &args, github)
 }
 
 fn report(output: &Output) -> Value {
@@ -253,37 +245,14 @@ fn a_range_with_no_real_change_has_no_culprit() {
 
 /// `benchgate nightly` over the zoo, against the fake GitHub, showing the trend's address.
 fn nightly(repo: &Path, github: &FakeGitHub) -> Output {
-    let target = shared_target();
-    Command::new(env!("CARGO_BIN_EXE_benchgate"))
-        .args([
-            "nightly",
-            "--repo",
-            &format!("{OWNER}/{REPO}"),
-            "--budget",
-            "20m",
-            "--target-dir",
-            target.to_str().unwrap(),
-            "--dashboard-url",
-            "https://acme.github.io/rocket",
-            "--",
-            "cargo",
-            "bench",
-            "--locked",
-            "--bench",
-            "zoo",
-            "--",
-            "--noplot",
-        ])
-        .current_dir(repo)
-        .env("GITHUB_TOKEN", TOKEN)
-        .env("GITHUB_API_URL", &github.api_url)
-        .env_remove("GITHUB_REPOSITORY")
-        .env_remove("CRITERION_HOME")
-        .env_remove("CARGO_TARGET_DIR")
-        .env_remove("BENCHGATE_DATABASE_URL")
-        .env_remove("BENCHGATE_DASHBOARD_URL")
-        .output()
-        .unwrap()
+    let args = [
+        "nightly",
+        "--budget",
+        "20m",
+        "--dashboard-url",
+        "https://acme.github.io/rocket",
+    ];
+    benchgate_on_zoo(repo, &args, Some(github))
 }
 
 #[test]
