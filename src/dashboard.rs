@@ -60,6 +60,7 @@ pub async fn load(store: &Store, budgets: &[Budget]) -> anyhow::Result<Vec<Repos
             value: row.median,
             lower: row.lower,
             upper: row.upper,
+            fastest: row.min,
         });
     }
     Ok(tree
@@ -138,6 +139,7 @@ fn one_per_commit(points: Vec<Point>) -> Vec<Point> {
                 value: middle(|p| p.value),
                 lower: middle(|p| p.lower),
                 upper: middle(|p| p.upper),
+                fastest: middle(|p| p.fastest),
                 overridden: same.iter().any(|p| p.overridden),
                 recorded_at_ms: same[0].recorded_at_ms,
                 commit,

@@ -18,6 +18,9 @@ pub struct Point {
     pub lower: f64,
     /// The interval's upper bound.
     pub upper: f64,
+    /// The run's fastest time per iteration, the statistic the gate compares (interference
+    /// only adds time); a custom metric's value.
+    pub fastest: f64,
     /// A maintainer overrode the gate at this commit.
     pub overridden: bool,
 }
@@ -54,7 +57,7 @@ pub fn trend_svg(
         root.fill(&WHITE).ok()?;
         let low = points
             .iter()
-            .map(|p| scale.y(p.lower.min(p.value)))
+            .map(|p| scale.y(p.lower.min(p.value).min(p.fastest)))
             .fold(f64::INFINITY, f64::min);
         let high = points
             .iter()
@@ -114,6 +117,17 @@ pub fn trend_svg(
                     .enumerate()
                     .map(|(i, p)| (i as f64, scale.y(p.value))),
                 BLUE.mix(0.5).stroke_width(1),
+            ))
+            .ok()?;
+        // What the gate judges: each run's fastest iteration, a grey line (no markers: the
+        // circles are the medians, each with its tooltip).
+        chart
+            .draw_series(LineSeries::new(
+                points
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| (i as f64, scale.y(p.fastest))),
+                RGBColor(110, 119, 129).stroke_width(1),
             ))
             .ok()?;
         for change in changes {
@@ -190,7 +204,7 @@ impl Scale {
     fn for_points(points: &[Point]) -> Self {
         let lowest = points
             .iter()
-            .map(|p| p.lower.min(p.value))
+            .map(|p| p.lower.min(p.value).min(p.fastest))
             .fold(f64::INFINITY, f64::min);
         let highest = points
             .iter()
@@ -243,12 +257,13 @@ fn with_tooltips(
         };
         out.push_str(&rest[..start]);
         let tooltip = format!(
-            "#{i} · {} · {} · {} ({} – {})",
+            "#{i} · {} · {} · {} ({} – {}) · fastest {}",
             &point.commit[..point.commit.len().min(12)],
             crate::site::date(point.recorded_at_ms),
             format_measure(point.value, unit),
             format_measure(point.lower, unit),
             format_measure(point.upper, unit),
+            format_measure(point.fastest, unit),
         );
         let circle = format!(
             "{}><title>{}</title></circle>",

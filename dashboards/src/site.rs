@@ -695,7 +695,7 @@ fn benchmark_page(
     if let Some(svg) = svg {
         let _ = write!(
             body,
-            "<div class=\"chart\" id=\"chart\">{svg}</div><p class=\"muted\">Blue: the median {} of each run, with its interval as a band. Red lines: change points. Green triangles: runs where a maintainer overrode the gate. Orange dashes: budgets. Change points are found after taking out what each run shared with this machine's other benchmarks (a slower host moves them all), so their before and after are typical levels.</p>",
+            "<div class=\"chart\" id=\"chart\">{svg}</div><p class=\"muted\">Blue: the median {} of each run, with its interval as a band. Grey: each run's fastest iteration, which is what the gate compares (interference only adds time). Red lines: change points. Green triangles: runs where a maintainer overrode the gate. Orange dashes: budgets. Change points are found after taking out what each run shared with this machine's other benchmarks (a slower host moves them all), so their before and after are typical levels.</p>",
             series
                 .unit
                 .as_deref()
@@ -744,11 +744,11 @@ fn benchmark_page(
         }
         body.push_str("</tbody></table></div>");
     }
-    body.push_str("<h2>Runs</h2><div class=\"table\"><table><thead><tr><th>#</th><th>commit</th><th>recorded</th><th>median</th><th>interval</th></tr></thead><tbody>");
+    body.push_str("<h2>Runs</h2><div class=\"table\"><table><thead><tr><th>#</th><th>commit</th><th>recorded</th><th>median</th><th>interval</th><th>fastest</th></tr></thead><tbody>");
     for (i, point) in series.points.iter().enumerate().rev() {
         let _ = write!(
             body,
-            "<tr><td class=\"num\">{i}</td><td>{}{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{} – {}</td></tr>",
+            "<tr><td class=\"num\">{i}</td><td>{}{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{} – {}</td><td class=\"num\">{}</td></tr>",
             commit_link(&repository.name, &point.commit),
             if point.overridden {
                 " <span class=\"badge\">overridden</span>"
@@ -758,7 +758,8 @@ fn benchmark_page(
             date(point.recorded_at_ms),
             format_measure(point.value, series.unit.as_deref()),
             format_measure(point.lower, series.unit.as_deref()),
-            format_measure(point.upper, series.unit.as_deref())
+            format_measure(point.upper, series.unit.as_deref()),
+            format_measure(point.fastest, series.unit.as_deref())
         );
     }
     body.push_str("</tbody></table></div>");
@@ -811,6 +812,7 @@ mod tests {
                             value,
                             lower: value,
                             upper: value,
+                            fastest: value * 0.97,
                             overridden: false,
                         }
                     })

@@ -184,6 +184,8 @@ pub struct TrendRow {
     pub lower: f64,
     /// Its interval's upper bound.
     pub upper: f64,
+    /// The fastest iteration (the gate's statistic); a custom metric's value.
+    pub min: f64,
     /// A custom metric's unit (then the values are in it, not ns per iteration).
     pub unit: Option<String>,
 }

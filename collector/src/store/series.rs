@@ -143,7 +143,7 @@ impl Store {
         with_pool!(self, pool => {
             let rows = sqlx::query(
                 "SELECT repo.name, f.hash, b.name, r.commit_sha, r.recorded_at_ms, \
-                 m.median_point, m.median_lower, m.median_upper, m.unit \
+                 m.median_point, m.median_lower, m.median_upper, m.unit, m.min_point \
                  FROM measurements m JOIN runs r ON r.id = m.run_id \
                  JOIN repositories repo ON repo.id = r.repository_id \
                  JOIN fingerprints f ON f.id = r.fingerprint_id \
@@ -172,6 +172,11 @@ impl Store {
                         lower: row.try_get(6).map_err(corrupt)?,
                         upper: row.try_get(7).map_err(corrupt)?,
                         unit: row.try_get(8).map_err(corrupt)?,
+                        // Runs stored before the minimum was kept have none: their median.
+                        min: row
+                            .try_get::<Option<f64>, _>(9)
+                            .map_err(corrupt)?
+                            .map_or_else(|| row.try_get(5).map_err(corrupt), Ok)?,
                     })
                 })
                 .collect()
