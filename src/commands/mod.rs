@@ -155,7 +155,7 @@ report says which); 2 an error (a bad ref, a build or bench command that failed)
   benchgate nightly --budget 30m -- cargo bench --workspace     # GITHUB_TOKEN set: issues
   benchgate nightly --dashboard-url https://acme.github.io/rocket -- cargo bench
 Exit: 0 done (each step bisected, left for the next night when the budget ran out, or already
-bisected); 2 an error.")]
+bisected); 2 an error, or a step that could not be bisected (the others still are).")]
     Nightly(nightly::Args),
     /// Show a perf-summary.json on GitHub: the sticky PR comment, the `benchgate` check run
     /// (or a commit status), the job summary and the step outputs.

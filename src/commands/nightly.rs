@@ -122,12 +122,15 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         .clone()
         .or_else(|| std::env::var("BENCHGATE_DASHBOARD_URL").ok())
         .filter(|url| !url.is_empty());
+    let mut failed = 0;
     for step in &steps {
+        // A step left inconclusive (a noisy night, or the budget ran out) is tried again.
         let known = bisected.iter().rev().find(|b| {
             b.fingerprint == fingerprint
                 && b.benchmark == step.benchmark
                 && b.good.as_str() == step.good
                 && b.bad.as_str() == step.bad
+                && b.outcome != "inconclusive"
         });
         let (report, outcome, culprits) = match known {
             // Bisected on an earlier night: its evidence stands; only the issue is refreshed.
@@ -147,7 +150,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
                     );
                     continue;
                 };
-                let report = bisect::bisect(&Request {
+                let bisected = bisect::bisect(&Request {
                     good: &step.good,
                     bad: &step.bad,
                     benches: std::slice::from_ref(&step.benchmark),
@@ -161,15 +164,22 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
                     api_url: args.api_url.as_deref(),
                     command: &args.command,
                 })
-                .await
-                .with_context(|| {
-                    format!(
-                        "bisecting {} between {} and {}",
-                        step.benchmark,
-                        &step.good[..7],
-                        &step.bad[..7]
-                    )
-                })?;
+                .await;
+                // One step that cannot be bisected (history rewritten, a commit that does not
+                // build) does not hold up the others; the run still fails at the end.
+                let report = match bisected {
+                    Ok(report) => report,
+                    Err(e) => {
+                        eprintln!(
+                            "benchgate: error: bisecting {} between {} and {}: {e:#}",
+                            step.benchmark,
+                            &step.good[..7],
+                            &step.bad[..7]
+                        );
+                        failed += 1;
+                        continue;
+                    }
+                };
                 let outcome = report["outcome"].as_str().unwrap_or("").to_owned();
                 let culprits = report["causes"]
                     .as_array()
@@ -239,6 +249,12 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
             .await;
         store.close().await;
         recorded?;
+    }
+    if failed > 0 {
+        anyhow::bail!(
+            "{failed} of {} steps could not be bisected (see above)",
+            steps.len()
+        );
     }
     Ok(0)
 }

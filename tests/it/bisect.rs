@@ -243,6 +243,83 @@ fn a_range_with_no_real_change_has_no_culprit() {
     assert_refused(&output, &["--good", "is not an ancestor of --bad"]);
 }
 
+/// Stores a nightly run at each of `commits` (in order): the Criterion tree `measured` beside a
+/// real suite of 30 more benchmarks (fixtures/corpus, MerkleForge), each top-level benchmark
+/// directory scaled by `level(commit, dir)` and wobbling by up to ±1.5%.
+fn ingest_nightlies(
+    repo: &Path,
+    measured: &Path,
+    commits: &[&str],
+    level: impl Fn(&str, &Path) -> f64,
+) {
+    for (run, commit) in commits.iter().enumerate() {
+        let tree = tempfile::tempdir().unwrap();
+        copy_dir(measured, tree.path());
+        copy_dir(
+            &corpus("dicethedev__MerkleForge/target/criterion"),
+            tree.path(),
+        );
+        let mut entries: Vec<_> = std::fs::read_dir(tree.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.is_dir())
+            .collect();
+        entries.sort();
+        for (k, dir) in entries.iter().enumerate() {
+            let wobble = 1.0 + 0.015 * (run as f64 * 1.7 + k as f64 * 2.3).sin();
+            scale_times(dir, level(commit, dir) * wobble);
+        }
+        let output = benchgate(
+            repo,
+            &[
+                "ingest",
+                tree.path().to_str().unwrap(),
+                "--repo",
+                &format!("{OWNER}/{REPO}"),
+                "--commit",
+                commit,
+                "--kind",
+                "nightly",
+            ],
+        );
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    }
+}
+
+#[test]
+fn a_step_whose_commits_are_not_in_the_history_is_named_and_fails_the_night() {
+    // Nightly runs of commits this clone does not have (a rewritten history): the step is
+    // found, cannot be bisected, and is reported by name; nothing is opened.
+    let (repo, _) = history(1, |_, _| false);
+    let empty = tempfile::tempdir().unwrap();
+    let commits: Vec<String> = (0..13).map(|i| format!("{:040x}", 0xabc0 + i)).collect();
+    let listed: Vec<&str> = commits.iter().map(String::as_str).collect();
+    ingest_nightlies(repo.path(), empty.path(), &listed, |commit, dir| {
+        if dir.ends_with("node_hash") && commit >= listed[10] {
+            3.0
+        } else {
+            1.0
+        }
+    });
+    let github = FakeGitHub::start("");
+    let output = nightly(repo.path(), &github);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("error: bisecting node_hash/")
+            && err.contains(&format!(
+                "between {} and {}",
+                &commits[9][..7],
+                &commits[10][..7]
+            )),
+        "{err}"
+    );
+    assert!(err.contains("not a commit in this repository"), "{err}");
+    assert!(err.contains("steps could not be bisected"), "{err}");
+    assert!(github.data().issues.is_empty());
+    github.assert_no_violations();
+}
+
 /// `benchgate nightly` over the zoo, against the fake GitHub, showing the trend's address.
 fn nightly(repo: &Path, github: &FakeGitHub) -> Output {
     let args = [
@@ -283,43 +360,15 @@ fn the_nightly_bisects_a_new_step_opens_one_issue_and_updates_it_on_a_rerun() {
     assert!(bench.status.success(), "{}", stderr(&bench));
     // The nightly ran at every third commit: 0, 3, ..., 36. The head's `push` (16,000 pushes)
     // is a quarter as long before commit 29; every benchmark wobbles by up to ±1.5%.
-    for (run, commit) in (0..=36).step_by(3).enumerate() {
-        let tree = tempfile::tempdir().unwrap();
-        copy_dir(measured.path(), tree.path());
-        copy_dir(
-            &corpus("dicethedev__MerkleForge/target/criterion"),
-            tree.path(),
-        );
-        let mut entries: Vec<_> = std::fs::read_dir(tree.path())
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.is_dir())
-            .collect();
-        entries.sort();
-        for (k, dir) in entries.iter().enumerate() {
-            let wobble = 1.0 + 0.015 * (run as f64 * 1.7 + k as f64 * 2.3).sin();
-            let level = if dir.ends_with("push") && commit < 29 {
-                0.25
-            } else {
-                1.0
-            };
-            scale_times(dir, level * wobble);
+    let nightlies: Vec<&str> = (0..=36).step_by(3).map(|c| shas[c].as_str()).collect();
+    ingest_nightlies(repo.path(), measured.path(), &nightlies, |commit, dir| {
+        let index = shas.iter().position(|s| s == commit).unwrap();
+        if dir.ends_with("push") && index < 29 {
+            0.25
+        } else {
+            1.0
         }
-        let output = benchgate(
-            repo.path(),
-            &[
-                "ingest",
-                tree.path().to_str().unwrap(),
-                "--repo",
-                &format!("{OWNER}/{REPO}"),
-                "--commit",
-                &shas[commit],
-                "--kind",
-                "nightly",
-            ],
-        );
-        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    }
+    });
     let github = FakeGitHub::start("");
     github
         .data()
