@@ -897,7 +897,7 @@ probes (10 bench runs):
     }
 
     #[test]
-    fn a_probe_counts_as_slower_only_when_a_followed_benchmark_regressed() {
+    fn the_probe_policy_limits_only_the_followed_benchmarks_to_the_threshold() {
         let followed = vec!["push".to_owned()];
         let policy = threshold_policy(&Policy::default(), &followed, 1.5);
         assert!((policy.log_limit("push", false) - 1.5f64.ln()).abs() < 1e-12);
