@@ -8,6 +8,7 @@ use benchgate_collector::{Location, Store};
 use benchgate_dashboards::chart::{BudgetLine, Point};
 use benchgate_dashboards::site::{self, Machine, Repository, Series, StepMark};
 use benchgate_gate::budget::{Bound, Budget, BudgetStatistic, Dimension};
+use rayon::prelude::*;
 
 /// One machine's trends while they are gathered: its newest run's time, and its benchmarks.
 type Gathering = (u64, BTreeMap<String, Vec<Point>>);
@@ -168,19 +169,82 @@ fn lines(budgets: &[Budget], benchmark: &str) -> Vec<BudgetLine> {
         .collect()
 }
 
-/// `benchgate dashboard --out DIR`: writes the static site; returns the number of pages.
-pub async fn write(db: &Location, out: &Path, budgets: &[Budget]) -> anyhow::Result<usize> {
+/// Where a site keeps what each machine's pages were built from ([`site::Built`]).
+const BUILT: &str = ".benchgate-built.json";
+
+/// What `benchgate dashboard` wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Written {
+    /// Pages (and charts) written.
+    pub pages: usize,
+    /// Machines whose pages were drawn again.
+    pub drawn: usize,
+    /// Machines whose pages were left as they were: their data did not change.
+    pub kept: usize,
+}
+
+/// `benchgate dashboard --out DIR`: writes the static site. Unless `full`, the pages of a
+/// machine whose data did not change since the last build into `out` are left as they are.
+pub async fn write(
+    db: &Location,
+    out: &Path,
+    budgets: &[Budget],
+    full: bool,
+) -> anyhow::Result<Written> {
     let store = Store::connect_existing(db).await?;
     let repositories = load(&store, budgets).await;
     store.close().await;
-    let files = site::build(&repositories?);
-    for (path, content) in &files {
-        let target = out.join(path);
-        if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent)
-                .with_context(|| format!("--out {}", parent.display()))?;
+    let repositories = repositories?;
+    let manifest = out.join(BUILT);
+    // A machine counts as built only if its index is still there (a pruned or hand-cleaned
+    // site is drawn again).
+    let before: site::Built = if full {
+        site::Built::new()
+    } else {
+        read_built(&manifest)
+            .into_iter()
+            .filter(|(dir, _)| out.join(dir).join("index.html").is_file())
+            .collect()
+    };
+    let (files, built) = site::build_changed(&repositories, &before);
+    // Gone while the pages are written: a build cut short leaves no claim that they are whole.
+    match std::fs::remove_file(&manifest) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(e).with_context(|| format!("--out {}", manifest.display()));
         }
-        std::fs::write(&target, content).with_context(|| format!("--out {}", target.display()))?;
+        _ => {}
     }
-    Ok(files.len())
+    let dirs: HashSet<&Path> = files
+        .iter()
+        .filter_map(|(path, _)| Path::new(path).parent())
+        .collect();
+    for dir in dirs {
+        let dir = out.join(dir);
+        std::fs::create_dir_all(&dir).with_context(|| format!("--out {}", dir.display()))?;
+    }
+    files.par_iter().try_for_each(|(path, content)| {
+        let target = out.join(path);
+        std::fs::write(&target, content).with_context(|| format!("--out {}", target.display()))
+    })?;
+    let drawn = built
+        .keys()
+        .filter(|dir| !before.contains_key(*dir) || before[*dir] != built[*dir])
+        .count();
+    let kept = built.len() - drawn;
+    std::fs::write(&manifest, serde_json::to_vec_pretty(&built)?)
+        .with_context(|| format!("--out {}", manifest.display()))?;
+    Ok(Written {
+        pages: files.len(),
+        drawn,
+        kept,
+    })
+}
+
+/// The last build's [`site::Built`]; empty (build everything) if there is none or it cannot be
+/// read.
+fn read_built(path: &Path) -> site::Built {
+    std::fs::read(path)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .unwrap_or_default()
 }

@@ -11,7 +11,7 @@
 //! has held for [`Config::hold`] points (each of them on the new side), so a single outlier is
 //! never a change point. Works on `ln(value)`: steps are ratios.
 
-use benchgate_gate::stats::{median, normal_cdf, successive_difference_sigma};
+use benchgate_gate::stats::{median, normal_cdf, normal_quantile, successive_difference_sigma};
 
 /// Below this many points after a split, every one of them must sit on the new side.
 const FEW_AFTER: usize = 5;
@@ -149,6 +149,8 @@ const MIN_SHARED_RUNS: usize = 10;
 pub struct Shared {
     /// `ln(value) − ln(typical level)`, `[run][benchmark]`.
     offsets: Vec<Vec<Option<f64>>>,
+    /// The same offsets by benchmark, NaN where a run has none: `[benchmark][run]`.
+    columns: Vec<Vec<f64>>,
     /// The machine's transient factor per run.
     machine: Vec<f64>,
     /// The change points of the machine's factor: steps the whole suite took at once.
@@ -171,7 +173,7 @@ impl Shared {
                 (!xs.is_empty()).then(|| median(&mut xs))
             })
             .collect();
-        let offsets = table
+        let offsets: Vec<Vec<Option<f64>>> = table
             .iter()
             .map(|run| {
                 (0..width)
@@ -179,9 +181,18 @@ impl Shared {
                     .collect()
             })
             .collect();
+        let columns = (0..width)
+            .map(|b| {
+                offsets
+                    .iter()
+                    .map(|run| run.get(b).copied().flatten().unwrap_or(f64::NAN))
+                    .collect()
+            })
+            .collect();
         let (machine, suite_steps) = transient_and_steps(&run_factors(table), config);
         Self {
             offsets,
+            columns,
             machine,
             suite_steps,
         }
@@ -234,17 +245,29 @@ impl Shared {
         let mut scores: Vec<(f64, usize)> = (0..width)
             .filter(|&p| p != b)
             .filter_map(|p| {
-                let both: Vec<(f64, f64)> = (0..self.offsets.len())
-                    .filter_map(|r| Some((offset(r, b)?, offset(r, p)?)))
-                    .collect();
-                if both.len() < MIN_SHARED_RUNS {
+                // The correlation of the two benchmarks' successive differences over the runs
+                // both have, without collecting them (this runs for every pair of a machine's
+                // benchmarks): a pass to count them, one for their means, one for the sums.
+                let (mine, theirs) = (self.columns.get(b)?, self.columns.get(p)?);
+                let both = || {
+                    mine.iter()
+                        .zip(theirs)
+                        .filter(|(x, y)| !(x.is_nan() || y.is_nan()))
+                        .map(|(x, y)| (*x, *y))
+                };
+                let steps = || {
+                    both()
+                        .scan(None, |previous: &mut Option<(f64, f64)>, (x, y)| {
+                            let step = previous.map(|(px, py)| (x - px, y - py));
+                            *previous = Some((x, y));
+                            Some(step)
+                        })
+                        .flatten()
+                };
+                if both().count() < MIN_SHARED_RUNS {
                     return None;
                 }
-                let steps: Vec<(f64, f64)> = both
-                    .windows(2)
-                    .map(|w| (w[1].0 - w[0].0, w[1].1 - w[0].1))
-                    .collect();
-                let correlation = correlation(&steps);
+                let correlation = correlation(steps);
                 correlation.is_finite().then_some((correlation, p))
             })
             .collect();
@@ -268,14 +291,12 @@ impl Shared {
     }
 }
 
-/// Pearson's correlation of the pairs.
-fn correlation(pairs: &[(f64, f64)]) -> f64 {
-    let n = pairs.len() as f64;
-    let (mx, my) = pairs
-        .iter()
-        .fold((0.0, 0.0), |(a, b), (x, y)| (a + x / n, b + y / n));
+/// Pearson's correlation of the pairs `pairs()` yields (each call yields them again).
+fn correlation<I: Iterator<Item = (f64, f64)>>(pairs: impl Fn() -> I) -> f64 {
+    let n = pairs().count() as f64;
+    let (mx, my) = pairs().fold((0.0, 0.0), |(a, b), (x, y)| (a + x / n, b + y / n));
     let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
-    for (x, y) in pairs {
+    for (x, y) in pairs() {
         sxy += (x - mx) * (y - my);
         sxx += (x - mx) * (x - mx);
         syy += (y - my) * (y - my);
@@ -316,6 +337,12 @@ pub fn without_shared(values: &[f64], factors: &[f64]) -> Vec<f64> {
 
 /// The change points of `values` (positive, oldest first), in order.
 pub fn detect(values: &[f64], config: &Config) -> Vec<ChangePoint> {
+    detect_with(values, config, true)
+}
+
+/// [`detect`], with (`early`) or without the count that rules most splits out before their
+/// shift is computed: the same change points either way, to the bit; without it, only slower.
+fn detect_with(values: &[f64], config: &Config, early: bool) -> Vec<ChangePoint> {
     if values.len() < config.hold + 3 || values.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
         return Vec::new();
     }
@@ -327,6 +354,7 @@ pub fn detect(values: &[f64], config: &Config) -> Vec<ChangePoint> {
     } else {
         return Vec::new();
     };
+    let tests = looks(config, early);
     let mut cuts: Vec<usize> = Vec::new();
     // Each split's test, kept until a new cut shortens its windows.
     let mut tested: Vec<Option<Option<(f64, ChangePoint, usize)>>> = vec![None; x.len()];
@@ -336,7 +364,7 @@ pub fn detect(values: &[f64], config: &Config) -> Vec<ChangePoint> {
             if cuts.contains(&t) {
                 continue;
             }
-            let result = *cached.get_or_insert_with(|| strongest(&x, &cuts, t, sigma, config));
+            let result = *cached.get_or_insert_with(|| strongest(&x, &cuts, t, sigma, &tests));
             if let Some((z, point, window)) = result
                 && best.as_ref().is_none_or(|(b, _, _)| z > *b)
             {
@@ -363,6 +391,7 @@ pub fn detect(values: &[f64], config: &Config) -> Vec<ChangePoint> {
         min_magnitude: 0.0,
         ..*config
     };
+    let measuring = looks(&measure_only, early);
     // A cut accepted early is tested against windows that later cuts shorten; once they are
     // all in, each must still be a significant, large enough, held step between its
     // neighbours. The weakest that is not goes, and the rest are tested again.
@@ -370,10 +399,10 @@ pub fn detect(values: &[f64], config: &Config) -> Vec<ChangePoint> {
         let weakest = cuts
             .iter()
             .enumerate()
-            .filter(|(_, t)| strongest(&x, &cuts, **t, sigma, config).is_none())
+            .filter(|(_, t)| strongest(&x, &cuts, **t, sigma, &tests).is_none())
             .map(|(i, &t)| {
                 let strength =
-                    strongest(&x, &cuts, t, sigma, &measure_only).map_or(0.0, |(z, _, _)| z);
+                    strongest(&x, &cuts, t, sigma, &measuring).map_or(0.0, |(z, _, _)| z);
                 (i, strength)
             })
             .min_by(|a, b| a.1.total_cmp(&b.1));
@@ -386,7 +415,7 @@ pub fn detect(values: &[f64], config: &Config) -> Vec<ChangePoint> {
     }
     cuts.iter()
         .map(|&t| {
-            let mut point = strongest(&x, &cuts, t, sigma, &measure_only)
+            let mut point = strongest(&x, &cuts, t, sigma, &measuring)
                 .map(|(_, p, _)| p)
                 .unwrap_or(ChangePoint {
                     index: t,
@@ -401,41 +430,65 @@ pub fn detect(values: &[f64], config: &Config) -> Vec<ChangePoint> {
         .collect()
 }
 
-/// The strongest test of the split at `t` over the windows `config.window`, half that, … down
-/// to `config.min_window` (each within the segment between `cuts`): (|z|, the point, the window).
+/// One look at a split: its window, the settings it is tested with, and the |z| its p-value
+/// needs (computed once per detection, not once per split).
+#[derive(Debug, Clone, Copy)]
+struct Look {
+    window: usize,
+    config: Config,
+    z: f64,
+    /// Whether splits may be ruled out by a count before their shift is computed.
+    early: bool,
+}
+
+/// The looks at each split: windows of `config.window`, half that, … down to
+/// `config.min_window`. A narrower window is one more look at the same split: it must pass a
+/// p-value smaller by (window / config.window)^1.5.
+fn looks(config: &Config, early: bool) -> Vec<Look> {
+    let mut out = Vec::new();
+    let mut window = config.window;
+    loop {
+        let p_value = config.p_value * (window as f64 / config.window as f64).powf(1.5);
+        out.push(Look {
+            window,
+            config: Config { p_value, ..*config },
+            z: normal_quantile(1.0 - p_value / 2.0),
+            early,
+        });
+        let next = (window / 2).max(config.min_window).max(1);
+        if next >= window {
+            break out;
+        }
+        window = next;
+    }
+}
+
+/// The strongest test of the split at `t` over the `looks` (each window within the segment
+/// between `cuts`): (|z|, the point, the window).
 fn strongest(
     x: &[f64],
     cuts: &[usize],
     t: usize,
     sigma: f64,
-    config: &Config,
+    looks: &[Look],
 ) -> Option<(f64, ChangePoint, usize)> {
+    let widest = looks.first()?.window;
     let mut best: Option<(f64, ChangePoint, usize)> = None;
-    let mut window = config.window;
-    loop {
-        let (left, right) = windows(x, cuts, t, window);
-        // A narrower window is one more look at the same split: it must pass a p-value smaller
-        // by (window / config.window)^1.5, and its two sides must not overlap at all (a few
-        // points each side can be a level only if none of them strays past the midpoint).
-        let narrower = window < config.window;
-        let this = Config {
-            p_value: config.p_value * (window as f64 / config.window as f64).powf(1.5),
-            ..*config
-        };
+    for look in looks {
+        let (left, right) = windows(x, cuts, t, look.window);
+        // A narrower window's two sides must not overlap at all (a few points each side can be
+        // a level only if none of them strays past the midpoint).
+        let narrower = look.window < widest;
         if left.len() >= 3
-            && right.len() >= config.hold
-            && let Some((z, point)) = split(left, right, sigma, t, &this)
+            && right.len() >= look.config.hold
+            && let Some((z, point)) = split(left, right, sigma, t, look)
             && (!narrower || crossings(left, right) == 0)
             && best.as_ref().is_none_or(|(b, _, _)| z > *b)
         {
-            best = Some((z, point, window));
+            best = Some((z, point, look.window));
         }
-        let next = (window / 2).max(config.min_window).max(1);
-        if next >= window {
-            break best;
-        }
-        window = next;
     }
+    best
 }
 
 /// How many points of `left` and `right` sit on the wrong side of the midpoint between their
@@ -500,25 +553,49 @@ fn split(
     right: &[f64],
     sigma: f64,
     t: usize,
-    config: &Config,
+    look: &Look,
 ) -> Option<(f64, ChangePoint)> {
-    let before = median(&mut left.to_vec());
-    let after = median(&mut right.to_vec());
-    let mut differences: Vec<f64> = right
-        .iter()
-        .flat_map(|r| left.iter().map(move |l| r - l))
-        .collect();
-    let step = median(&mut differences);
+    let config = &look.config;
+    let (mut low, mut high) = (left.to_vec(), right.to_vec());
+    low.sort_unstable_by(f64::total_cmp);
+    high.sort_unstable_by(f64::total_cmp);
+    let (before, after) = (sorted_median(&low), sorted_median(&high));
+    // The Hodges–Lehmann shift of m and n normal draws has variance ≈ π/3 · σ² (1/m + 1/n).
+    let se_of = |sigma: f64| {
+        sigma
+            * (std::f64::consts::FRAC_PI_3 * (1.0 / left.len() as f64 + 1.0 / right.len() as f64))
+                .sqrt()
+    };
+    // Most splits are ruled out without the shift itself (the median of all m·n differences,
+    // most of the detector's time): a shift of at least `reach` either way needs more than half
+    // of the differences to reach it, and counting those takes one pass over the sorted sides.
+    // `reach` is a hair under the smallest shift that could pass, so rounding (and the
+    // quantile's own error, about 1e-9) never rules out a split the exact test would accept.
+    let pairs = low.len() * high.len();
+    let rules_out = |se: f64| {
+        let reach = (1.0 + config.min_magnitude).ln().max(look.z * se) * (1.0 - 1e-6);
+        reaching(&low, &high, reach) <= (pairs - 1) / 2
+            && reaching(&high, &low, reach) <= (pairs - 1) / 2
+    };
+    // The local noise measured next can only raise `sigma`: the series' own noise rules most
+    // splits out before it is measured.
+    if look.early && rules_out(se_of(sigma)) {
+        return None;
+    }
     let mut deviations: Vec<f64> = left
         .iter()
         .map(|v| (v - before).abs())
         .chain(right.iter().map(|v| (v - after).abs()))
         .collect();
-    let sigma = sigma.max(1.4826 * median(&mut deviations));
-    // The Hodges–Lehmann shift of m and n normal draws has variance ≈ π/3 · σ² (1/m + 1/n).
-    let se = sigma
-        * (std::f64::consts::FRAC_PI_3 * (1.0 / left.len() as f64 + 1.0 / right.len() as f64))
-            .sqrt();
+    let se = se_of(sigma.max(1.4826 * median(&mut deviations)));
+    if look.early && rules_out(se) {
+        return None;
+    }
+    let mut differences: Vec<f64> = right
+        .iter()
+        .flat_map(|r| left.iter().map(move |l| r - l))
+        .collect();
+    let step = median(&mut differences);
     let z = step.abs() / se;
     let p_value = 2.0 * (1.0 - normal_cdf(z));
     if p_value > config.p_value || step.abs() < (1.0 + config.min_magnitude).ln() {
@@ -545,6 +622,32 @@ fn split(
     })
 }
 
+/// The median of sorted `xs`.
+fn sorted_median(xs: &[f64]) -> f64 {
+    let n = xs.len();
+    if n % 2 == 1 {
+        xs[n / 2]
+    } else {
+        0.5 * (xs[n / 2 - 1] + xs[n / 2])
+    }
+}
+
+/// How many of the differences `b − a` (`a` from `from`, `b` from `to`, both sorted
+/// ascending) are at least `reach`. With the sides swapped it counts the differences the other
+/// way: `a − b ≥ reach`.
+fn reaching(from: &[f64], to: &[f64], reach: f64) -> usize {
+    // For each b (ascending), the a's with a ≤ b − reach are a prefix of `from` that only grows.
+    let mut prefix = 0;
+    let mut count = 0;
+    for b in to {
+        while prefix < from.len() && from[prefix] <= b - reach {
+            prefix += 1;
+        }
+        count += prefix;
+    }
+    count
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -563,6 +666,57 @@ mod tests {
             }
         }
         out
+    }
+
+    #[test]
+    fn reaching_counts_the_differences_at_least_the_reach() {
+        let a = noisy(&[(17, 1.0)], 0.3, 11);
+        let b = noisy(&[(9, 1.1)], 0.3, 13);
+        let (mut low, mut high) = (a.clone(), b.clone());
+        low.sort_by(f64::total_cmp);
+        high.sort_by(f64::total_cmp);
+        for reach in [-0.5, -0.1, 0.0, 0.05, 0.1, 0.2, 0.6] {
+            let up = b
+                .iter()
+                .flat_map(|y| a.iter().map(move |x| y - x))
+                .filter(|d| *d >= reach);
+            let down = a
+                .iter()
+                .flat_map(|x| b.iter().map(move |y| x - y))
+                .filter(|d| *d >= reach);
+            assert_eq!(
+                reaching(&low, &high, reach),
+                up.count(),
+                "up, reach {reach}"
+            );
+            assert_eq!(
+                reaching(&high, &low, reach),
+                down.count(),
+                "down, reach {reach}"
+            );
+        }
+        // Ties at the reach count.
+        assert_eq!(reaching(&[1.0, 2.0], &[3.0], 1.0), 2);
+        assert_eq!(reaching(&[1.0, 2.0], &[3.0], 1.5), 1);
+    }
+
+    #[test]
+    fn ruling_splits_out_early_finds_what_the_full_test_finds() {
+        // With the early count disabled (a reach of 0 always passes it), the same change points
+        // come out, to the bit, on series with steps of every size near the thresholds.
+        for seed in 1..40 {
+            let step = 1.0 + 0.01 * (seed % 12) as f64;
+            let noise = 0.005 * (1 + seed % 7) as f64;
+            let series = noisy(
+                &[(30, 1000.0), (25, 1000.0 * step), (5, 1000.0)],
+                noise,
+                seed,
+            );
+            let config = Config::default();
+            let found = detect(&series, &config);
+            let exhaustive = detect_with(&series, &config, false);
+            assert_eq!(found, exhaustive, "seed {seed}");
+        }
     }
 
     #[test]

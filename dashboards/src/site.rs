@@ -2,7 +2,10 @@
 //! no external resources, readable on a phone. [`build`] renders every page from the data, as
 //! (relative path, content); the binary writes them (`benchgate dashboard`) or serves them.
 
-use std::collections::HashMap;
+use rayon::prelude::*;
+use std::collections::{BTreeMap, HashMap};
+
+use sha2::{Digest as _, Sha256};
 use std::fmt::Write as _;
 
 use crate::changepoint::{ChangePoint, Config, Shared, detect};
@@ -285,28 +288,112 @@ pub fn change_points(machine: &Machine) -> Vec<Vec<ChangePoint>> {
     changes_of(machine, &SharedRuns::new(machine, &config), &config)
 }
 
+/// Each series is searched on its own, so on every core (rayon): the search is most of a
+/// build's time.
 fn changes_of(machine: &Machine, shared: &SharedRuns, config: &Config) -> Vec<Vec<ChangePoint>> {
+    // Each Criterion series' place among the machine's Criterion series (`Shared`'s columns).
     let mut timed = 0;
-    machine
+    let columns: Vec<Option<usize>> = machine
         .series
         .iter()
         .map(|series| {
+            series.unit.is_none().then(|| {
+                timed += 1;
+                timed - 1
+            })
+        })
+        .collect();
+    machine
+        .series
+        .par_iter()
+        .zip(columns)
+        .map(|(series, column)| {
             let values: Vec<f64> = series.points.iter().map(|p| p.value).collect();
-            let values = match series.unit {
-                None => {
-                    timed += 1;
-                    shared.adjust(timed - 1, series, &values, config)
-                }
-                Some(_) => values,
+            let values = match column {
+                Some(b) => shared.adjust(b, series, &values, config),
+                None => values,
             };
             detect(&values, config)
         })
         .collect()
 }
 
+/// What each machine's pages were built from, by the machine's directory in the site: a
+/// digest of everything they show (see [`digest`]).
+pub type Built = BTreeMap<String, String>;
+
+/// Bumped whenever what a machine's pages show changes for the same data (a new column, a new
+/// chart), so a site built by an older benchgate is redrawn whole.
+const PAGES_FORMAT: u32 = 1;
+
+/// A digest of everything a machine's pages show: the repository's name and its machines (the
+/// index lists the others), this machine's series and the bisections of its steps, and the
+/// pages' format. Equal digests draw equal pages: the pages are a function of these alone.
+pub fn digest(repository: &Repository, machine: &Machine) -> String {
+    let mut hash = Sha256::new();
+    let text = |hash: &mut Sha256, t: &str| {
+        hash.update((t.len() as u64).to_le_bytes());
+        hash.update(t.as_bytes());
+    };
+    text(&mut hash, env!("CARGO_PKG_VERSION"));
+    text(&mut hash, &PAGES_FORMAT.to_string());
+    text(&mut hash, &repository.name);
+    for other in &repository.machines {
+        text(&mut hash, &other.fingerprint);
+        for (name, value) in &other.components {
+            text(&mut hash, name);
+            text(&mut hash, value);
+        }
+    }
+    for mark in repository
+        .bisections
+        .iter()
+        .filter(|m| m.fingerprint == machine.fingerprint)
+    {
+        text(&mut hash, &format!("{mark:?}"));
+    }
+    text(&mut hash, &machine.fingerprint);
+    for series in &machine.series {
+        text(&mut hash, &series.benchmark);
+        text(&mut hash, series.unit.as_deref().unwrap_or(""));
+        for budget in &series.budgets {
+            text(&mut hash, &budget.label);
+            text(&mut hash, &budget.ns.to_bits().to_string());
+        }
+        let mut numbers = Vec::with_capacity(series.points.len() * 41);
+        for point in &series.points {
+            text(&mut hash, &point.commit);
+            numbers.extend_from_slice(&point.recorded_at_ms.to_le_bytes());
+            for value in [point.value, point.lower, point.upper, point.fastest] {
+                numbers.extend_from_slice(&value.to_bits().to_le_bytes());
+            }
+            numbers.push(u8::from(point.overridden));
+        }
+        hash.update(&numbers);
+    }
+    hash.finalize()
+        .iter()
+        .fold(String::with_capacity(64), |mut hex, byte| {
+            let _ = write!(hex, "{byte:02x}");
+            hex
+        })
+}
+
 /// Every page of the site, as (path relative to the site's root, HTML).
 pub fn build(repositories: &[Repository]) -> Vec<(String, String)> {
+    build_changed(repositories, &Built::new()).0
+}
+
+/// The pages of the machines whose [`digest`] is not the one in `before` (every page, for an
+/// empty `before`), and the root index, as (path relative to the site's root, HTML); and what
+/// every machine's pages are now built from. A machine whose data did not change is not
+/// searched for change points nor drawn again.
+pub fn build_changed(
+    repositories: &[Repository],
+    before: &Built,
+) -> (Vec<(String, String)>, Built) {
     let config = Config::default();
+    let mut built = Built::new();
     let mut files = Vec::new();
     let mut root = String::from("<h1>Benchmarks</h1>");
     for repository in repositories {
@@ -327,6 +414,13 @@ pub fn build(repositories: &[Repository]) -> Vec<(String, String)> {
         }
         root.push_str("</ul>");
         for machine in &repository.machines {
+            let dir = machine_dir(&repository.name, machine);
+            let digest = digest(repository, machine);
+            let unchanged = before.get(&dir) == Some(&digest);
+            built.insert(dir.clone(), digest);
+            if unchanged {
+                continue;
+            }
             let shared = SharedRuns::new(machine, &config);
             let rows: Vec<Row<'_>> = machine
                 .series
@@ -335,27 +429,31 @@ pub fn build(repositories: &[Repository]) -> Vec<(String, String)> {
                 .map(|(series, changes)| Row { series, changes })
                 .collect();
             let suite = shared.suite_steps(&rows);
-            let dir = machine_dir(&repository.name, machine);
             files.push((
                 format!("{dir}/index.html"),
                 machine_index(repository, machine, &rows, &suite),
             ));
-            for row in &rows {
-                let slug = slug(&row.series.benchmark);
-                let svg = row_svg(repository, row);
-                files.push((
-                    format!("{dir}/b/{slug}.html"),
-                    benchmark_page(repository, machine, row, svg.as_deref()),
-                ));
-                // The chart alone, for the PR comment to show as an image.
-                if let Some(svg) = svg {
-                    files.push((format!("{dir}/b/{slug}.svg"), svg));
-                }
-            }
+            let pages: Vec<Vec<(String, String)>> = rows
+                .par_iter()
+                .map(|row| {
+                    let slug = slug(&row.series.benchmark);
+                    let svg = row_svg(repository, row);
+                    let mut files = vec![(
+                        format!("{dir}/b/{slug}.html"),
+                        benchmark_page(repository, machine, row, svg.as_deref()),
+                    )];
+                    // The chart alone, for the PR comment to show as an image.
+                    if let Some(svg) = svg {
+                        files.push((format!("{dir}/b/{slug}.svg"), svg));
+                    }
+                    files
+                })
+                .collect();
+            files.extend(pages.into_iter().flatten());
         }
     }
     files.push(("index.html".to_owned(), page("benchgate", 0, &root)));
-    files
+    (files, built)
 }
 
 /// A run of a machine: when it was recorded, and its commit.

@@ -337,3 +337,118 @@ fn same_job_ab_rounds_are_one_point_per_commit() {
     assert_eq!(runs.matches(&format!("/commit/{a}")).count(), 1, "{runs}");
     assert_eq!(runs.matches(&format!("/commit/{b}")).count(), 1, "{runs}");
 }
+
+#[test]
+fn a_rebuild_draws_only_the_machines_whose_data_changed() {
+    // Two repositories, each its own machine in the site; then a new run of one of them.
+    let dir = tempfile::tempdir().unwrap();
+    let out = site(dir.path());
+    let built: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join(".benchgate-built.json")).unwrap()).unwrap();
+    assert_eq!(built.as_object().unwrap().len(), 2, "{built}");
+    let rune = benchmark_page(&out, "rune-rs/rune", "primes/rune");
+    let flat_index = std::fs::read_dir(out.join("antiguru/flatcontainer"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("index.html");
+    // Marks that only a redraw removes.
+    let mark = |path: &Path| {
+        let mut text = std::fs::read_to_string(path).unwrap();
+        text.push_str("<!-- left as it was -->");
+        std::fs::write(path, text).unwrap();
+    };
+    let marked = |path: &Path| {
+        std::fs::read_to_string(path)
+            .unwrap()
+            .ends_with("<!-- left as it was -->")
+    };
+    mark(&rune);
+    mark(&flat_index);
+
+    // Nothing new: nothing drawn.
+    let output = benchgate(dir.path(), &["dashboard", "--out", out.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("(0 machines drawn, 2 unchanged)"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(marked(&rune) && marked(&flat_index));
+
+    // A new run of rune (a real code change's numbers: every benchmark 1.5× slower): rune's
+    // pages are drawn again and show it; flatcontainer's are left as they were.
+    let history = std::fs::read_to_string(corpus(RUNE)).unwrap();
+    let value: serde_json::Value =
+        serde_json::from_str(&history[history.find('{').unwrap()..]).unwrap();
+    let mut last = value["entries"]["Benchmark"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    last["commit"]["id"] = serde_json::json!("c".repeat(40));
+    last["date"] = serde_json::json!(last["date"].as_u64().unwrap() + 86_400_000);
+    for bench in last["benches"].as_array_mut().unwrap() {
+        bench["value"] = serde_json::json!(bench["value"].as_f64().unwrap() * 1.5);
+    }
+    let newer = dir.path().join("newer.js");
+    std::fs::write(
+        &newer,
+        format!(
+            "window.BENCHMARK_DATA = {}",
+            serde_json::json!({"lastUpdate": 0, "repoUrl": "https://github.com/rune-rs/rune", "entries": {"Benchmark": [last]}})
+        ),
+    )
+    .unwrap();
+    let output = benchgate(
+        dir.path(),
+        &[
+            "import-history",
+            newer.to_str().unwrap(),
+            "--repo",
+            "rune-rs/rune",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let output = benchgate(dir.path(), &["dashboard", "--out", out.to_str().unwrap()]);
+    assert!(
+        stderr(&output).contains("(1 machine drawn, 1 unchanged)"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!marked(&rune), "rune's page was drawn again");
+    assert!(
+        std::fs::read_to_string(&rune)
+            .unwrap()
+            .contains(&"c".repeat(40)),
+        "with the new run"
+    );
+    assert!(
+        marked(&flat_index),
+        "flatcontainer's pages were left as they were"
+    );
+
+    // --full draws everything; so does a machine whose pages were deleted.
+    let output = benchgate(
+        dir.path(),
+        &["dashboard", "--out", out.to_str().unwrap(), "--full"],
+    );
+    assert!(
+        stderr(&output).contains("(2 machines drawn, 0 unchanged)"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!marked(&flat_index));
+    mark(&rune);
+    std::fs::remove_file(&flat_index).unwrap();
+    let output = benchgate(dir.path(), &["dashboard", "--out", out.to_str().unwrap()]);
+    assert!(
+        stderr(&output).contains("(1 machine drawn, 1 unchanged)"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(flat_index.is_file() && marked(&rune));
+}

@@ -141,13 +141,13 @@ impl Store {
     /// fingerprint, benchmark, commit, recorded at ms, median, lower, upper), oldest run first.
     pub async fn trend_rows(&self) -> Result<Vec<TrendRow>> {
         with_pool!(self, pool => {
-            let rows = sqlx::query(
-                "SELECT repo.name, f.hash, b.name, r.commit_sha, r.recorded_at_ms, \
-                 m.median_point, m.median_lower, m.median_upper, m.unit, m.min_point \
-                 FROM measurements m JOIN runs r ON r.id = m.run_id \
-                 JOIN repositories repo ON repo.id = r.repository_id \
+            // The runs and the benchmarks' names once each, and the measurements as numbers:
+            // joining the names into every measurement made SQLite copy four strings per row,
+            // most of the dashboard's load time.
+            let runs: Vec<(i64, String, String, String, i64)> = sqlx::query_as(
+                "SELECT r.id, repo.name, f.hash, r.commit_sha, r.recorded_at_ms \
+                 FROM runs r JOIN repositories repo ON repo.id = r.repository_id \
                  JOIN fingerprints f ON f.id = r.fingerprint_id \
-                 JOIN benchmarks b ON b.id = m.benchmark_id \
                  WHERE r.kind <> 'pr' AND (r.branch IS NULL OR r.branch <> $1) \
                  ORDER BY r.recorded_at_ms, r.id",
             )
@@ -155,31 +155,57 @@ impl Store {
             .fetch_all(pool)
             .await
             .map_err(self.db_error())?;
-            let corrupt = |e: sqlx::Error| Error::CorruptRow {
-                table: "measurements",
-                reason: e.to_string(),
-            };
-            rows.iter()
-                .map(|row| {
-                    Ok(TrendRow {
-                        repository: row.try_get(0).map_err(corrupt)?,
-                        fingerprint: row.try_get(1).map_err(corrupt)?,
-                        benchmark: row.try_get(2).map_err(corrupt)?,
-                        commit: row.try_get(3).map_err(corrupt)?,
-                        recorded_at_ms: u64::try_from(row.try_get::<i64, _>(4).map_err(corrupt)?)
-                            .unwrap_or(0),
-                        median: row.try_get(5).map_err(corrupt)?,
-                        lower: row.try_get(6).map_err(corrupt)?,
-                        upper: row.try_get(7).map_err(corrupt)?,
-                        unit: row.try_get(8).map_err(corrupt)?,
+            let names: HashMap<i64, String> = sqlx::query_as("SELECT id, name FROM benchmarks")
+                .fetch_all(pool)
+                .await
+                .map_err(self.db_error())?
+                .into_iter()
+                .collect();
+            type Values = (i64, i64, f64, f64, f64, Option<f64>, Option<String>);
+            let measurements: Vec<Values> = sqlx::query_as(
+                "SELECT m.run_id, m.benchmark_id, m.median_point, m.median_lower, \
+                 m.median_upper, m.min_point, m.unit FROM measurements m \
+                 JOIN runs r ON r.id = m.run_id \
+                 WHERE r.kind <> 'pr' AND (r.branch IS NULL OR r.branch <> $1) \
+                 ORDER BY m.run_id, m.id",
+            )
+            .bind(BISECT_BRANCH)
+            .fetch_all(pool)
+            .await
+            .map_err(self.db_error())?;
+            let position: HashMap<i64, usize> =
+                runs.iter().enumerate().map(|(i, run)| (run.0, i)).collect();
+            let mut per_run: Vec<Vec<Values>> = vec![Vec::new(); runs.len()];
+            for values in measurements {
+                if let Some(&at) = position.get(&values.0) {
+                    per_run[at].push(values);
+                }
+            }
+            let mut out = Vec::with_capacity(per_run.iter().map(Vec::len).sum());
+            for ((_, repository, fingerprint, commit, recorded_at_ms), values) in
+                runs.iter().zip(per_run)
+            {
+                for (_, benchmark, median, lower, upper, min, unit) in values {
+                    let benchmark = names.get(&benchmark).ok_or_else(|| Error::CorruptRow {
+                        table: "measurements",
+                        reason: format!("benchmark {benchmark} has no name"),
+                    })?;
+                    out.push(TrendRow {
+                        repository: repository.clone(),
+                        fingerprint: fingerprint.clone(),
+                        benchmark: benchmark.clone(),
+                        commit: commit.clone(),
+                        recorded_at_ms: u64::try_from(*recorded_at_ms).unwrap_or(0),
+                        median,
+                        lower,
+                        upper,
                         // Runs stored before the minimum was kept have none: their median.
-                        min: row
-                            .try_get::<Option<f64>, _>(9)
-                            .map_err(corrupt)?
-                            .map_or_else(|| row.try_get(5).map_err(corrupt), Ok)?,
-                    })
-                })
-                .collect()
+                        min: min.unwrap_or(median),
+                        unit,
+                    });
+                }
+            }
+            Ok(out)
         })
     }
 
