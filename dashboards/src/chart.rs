@@ -265,18 +265,19 @@ fn with_tooltips(
             format_measure(point.upper, unit),
             format_measure(point.fastest, unit),
         );
-        let circle = format!(
-            "{}><title>{}</title></circle>",
-            &rest[start..end],
-            escape_xml(&tooltip)
-        );
-        match commit_url {
-            Some(url) => out.push_str(&format!(
-                "<a href=\"{}{}\">{circle}</a>",
-                escape_xml(url),
-                escape_xml(&point.commit)
-            )),
-            None => out.push_str(&circle),
+        // Written straight into the page: this runs for every point of every chart.
+        if let Some(url) = commit_url {
+            out.push_str("<a href=\"");
+            push_escaped(&mut out, url);
+            push_escaped(&mut out, &point.commit);
+            out.push_str("\">");
+        }
+        out.push_str(&rest[start..end]);
+        out.push_str("><title>");
+        push_escaped(&mut out, &tooltip);
+        out.push_str("</title></circle>");
+        if commit_url.is_some() {
+            out.push_str("</a>");
         }
         rest = &rest[end + 2..];
     }
@@ -284,11 +285,17 @@ fn with_tooltips(
     out
 }
 
-fn escape_xml(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+/// `text` onto `out`, escaped for XML text and attribute values.
+fn push_escaped(out: &mut String, text: &str) {
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            c => out.push(c),
+        }
+    }
 }
 
 /// A sparkline: the last values as a polyline in a 120 × 28 box, no axes.
