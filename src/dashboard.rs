@@ -227,8 +227,8 @@ pub async fn write(
         std::fs::write(&target, content).with_context(|| format!("--out {}", target.display()))
     })?;
     let drawn = built
-        .keys()
-        .filter(|dir| !before.contains_key(*dir) || before[*dir] != built[*dir])
+        .iter()
+        .filter(|(dir, digest)| before.get(*dir) != Some(*digest))
         .count();
     let kept = built.len() - drawn;
     std::fs::write(&manifest, serde_json::to_vec_pretty(&built)?)

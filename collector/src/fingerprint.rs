@@ -262,7 +262,8 @@ fn major_version(version: &str) -> String {
         .to_owned()
 }
 
-pub(crate) fn to_hex(bytes: &[u8]) -> String {
+/// `bytes` as lowercase hex (a digest's usual spelling).
+pub fn to_hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(bytes.len() * 2);
     for byte in bytes {

@@ -147,9 +147,8 @@ const MIN_SHARED_RUNS: usize = 10;
 /// distance from its own typical level in each run.
 #[derive(Debug, Clone)]
 pub struct Shared {
-    /// `ln(value) − ln(typical level)`, `[run][benchmark]`.
-    offsets: Vec<Vec<Option<f64>>>,
-    /// The same offsets by benchmark, NaN where a run has none: `[benchmark][run]`.
+    /// `ln(value) − ln(typical level)` by benchmark, NaN where a run has none:
+    /// `[benchmark][run]`.
     columns: Vec<Vec<f64>>,
     /// The machine's transient factor per run.
     machine: Vec<f64>,
@@ -173,25 +172,20 @@ impl Shared {
                 (!xs.is_empty()).then(|| median(&mut xs))
             })
             .collect();
-        let offsets: Vec<Vec<Option<f64>>> = table
-            .iter()
-            .map(|run| {
-                (0..width)
-                    .map(|b| Some(usable(run.get(b))? - levels[b]?))
-                    .collect()
-            })
-            .collect();
         let columns = (0..width)
             .map(|b| {
-                offsets
+                table
                     .iter()
-                    .map(|run| run.get(b).copied().flatten().unwrap_or(f64::NAN))
+                    .map(|run| {
+                        usable(run.get(b))
+                            .zip(levels[b])
+                            .map_or(f64::NAN, |(v, level)| v - level)
+                    })
                     .collect()
             })
             .collect();
         let (machine, suite_steps) = transient_and_steps(&run_factors(table), config);
         Self {
-            offsets,
             columns,
             machine,
             suite_steps,
@@ -240,9 +234,14 @@ impl Shared {
     /// The median offset, in each run, of `b`'s closest peers; the machine's factor in runs where
     /// fewer than three of them ran. `None` without enough peers.
     fn peer_factors(&self, b: usize) -> Option<Vec<f64>> {
-        let offset = |r: usize, c: usize| self.offsets[r].get(c).copied().flatten();
-        let width = self.offsets.iter().map(Vec::len).max().unwrap_or(0);
-        let mut scores: Vec<(f64, usize)> = (0..width)
+        let offset = |r: usize, c: usize| {
+            self.columns
+                .get(c)
+                .and_then(|column| column.get(r))
+                .copied()
+                .filter(|v| !v.is_nan())
+        };
+        let mut scores: Vec<(f64, usize)> = (0..self.columns.len())
             .filter(|&p| p != b)
             .filter_map(|p| {
                 // The correlation of the two benchmarks' successive differences over the runs
@@ -277,7 +276,7 @@ impl Shared {
         scores.sort_by(|x, y| y.0.total_cmp(&x.0));
         let peers: Vec<usize> = scores.iter().take(PEERS).map(|&(_, p)| p).collect();
         Some(
-            (0..self.offsets.len())
+            (0..self.machine.len())
                 .map(|r| {
                     let mut xs: Vec<f64> = peers.iter().filter_map(|&p| offset(r, p)).collect();
                     if xs.len() < MIN_SUITE {
@@ -702,8 +701,8 @@ mod tests {
 
     #[test]
     fn ruling_splits_out_early_finds_what_the_full_test_finds() {
-        // With the early count disabled (a reach of 0 always passes it), the same change points
-        // come out, to the bit, on series with steps of every size near the thresholds.
+        // With the early count disabled, the same change points come out, to the bit, on series
+        // with steps of every size near the thresholds.
         for seed in 1..40 {
             let step = 1.0 + 0.01 * (seed % 12) as f64;
             let noise = 0.005 * (1 + seed % 7) as f64;

@@ -2,11 +2,12 @@
 //! no external resources, readable on a phone. [`build`] renders every page from the data, as
 //! (relative path, content); the binary writes them (`benchgate dashboard`) or serves them.
 
-use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap};
-
-use sha2::{Digest as _, Sha256};
 use std::fmt::Write as _;
+
+use benchgate_collector::fingerprint::to_hex;
+use rayon::prelude::*;
+use sha2::{Digest as _, Sha256};
 
 use crate::changepoint::{ChangePoint, Config, Shared, detect};
 use crate::chart::{BudgetLine, Point, format_measure, sparkline_svg, trend_svg};
@@ -371,17 +372,12 @@ pub fn digest(repository: &Repository, machine: &Machine) -> String {
         }
         hash.update(&numbers);
     }
-    hash.finalize()
-        .iter()
-        .fold(String::with_capacity(64), |mut hex, byte| {
-            let _ = write!(hex, "{byte:02x}");
-            hex
-        })
+    to_hex(&hash.finalize())
 }
 
 /// Every page of the site, as (path relative to the site's root, HTML).
 pub fn build(repositories: &[Repository]) -> Vec<(String, String)> {
-    build_changed(repositories, &Built::new()).0
+    render(repositories, None).0
 }
 
 /// The pages of the machines whose [`digest`] is not the one in `before` (every page, for an
@@ -392,6 +388,11 @@ pub fn build_changed(
     repositories: &[Repository],
     before: &Built,
 ) -> (Vec<(String, String)>, Built) {
+    render(repositories, Some(before))
+}
+
+/// [`build`] (`before` is `None`: every page, no digests) or [`build_changed`].
+fn render(repositories: &[Repository], before: Option<&Built>) -> (Vec<(String, String)>, Built) {
     let config = Config::default();
     let mut built = Built::new();
     let mut files = Vec::new();
@@ -415,11 +416,13 @@ pub fn build_changed(
         root.push_str("</ul>");
         for machine in &repository.machines {
             let dir = machine_dir(&repository.name, machine);
-            let digest = digest(repository, machine);
-            let unchanged = before.get(&dir) == Some(&digest);
-            built.insert(dir.clone(), digest);
-            if unchanged {
-                continue;
+            if let Some(before) = before {
+                let digest = digest(repository, machine);
+                let unchanged = before.get(&dir) == Some(&digest);
+                built.insert(dir.clone(), digest);
+                if unchanged {
+                    continue;
+                }
             }
             let shared = SharedRuns::new(machine, &config);
             let rows: Vec<Row<'_>> = machine
