@@ -86,6 +86,7 @@ pub fn judge(input: &CountInput<'_>, limit: f64, policy: &Policy) -> BenchmarkRe
         noise_source: Some(NoiseSource::Exact),
         uncalibrated: false,
         rounds,
+        set_aside: 0,
         bound: None,
         detectable: None,
         too_noisy: None,

@@ -33,7 +33,7 @@ use crate::counts::{self, CountInput};
 
 use crate::noise::{
     Assessed, Floors, Rounds, assess, fit_prior, observed_variance, others_spread,
-    plain_others_spread,
+    plain_others_spread, shared_spread, undisturbed,
 };
 use crate::policy::{Policy, Statistic};
 use crate::stats::{mean, t_quantile};
@@ -201,9 +201,9 @@ pub struct BenchmarkResult {
     pub unit: Option<String>,
     /// The verdict.
     pub verdict: Verdict,
-    /// Base ns per iteration, the policy's statistic (geometric mean over rounds).
+    /// Base ns per iteration, the policy's statistic (geometric mean over the rounds kept).
     pub base_ns: Option<f64>,
-    /// Head ns per iteration, the policy's statistic (geometric mean over rounds).
+    /// Head ns per iteration, the policy's statistic (geometric mean over the rounds kept).
     pub head_ns: Option<f64>,
     /// Work per iteration, for throughput benchmarks (from the head, else the base).
     pub throughput_per_iteration: Option<(&'static str, u64)>,
@@ -224,6 +224,10 @@ pub struct BenchmarkResult {
     pub uncalibrated: bool,
     /// Rounds compared.
     pub rounds: usize,
+    /// Rounds set aside as interfered (their change far from the benchmark's other rounds):
+    /// `pass`, `warn`, the ratio and its band rest on the rest. See
+    /// [`crate::noise::undisturbed`].
+    pub set_aside: usize,
     /// The bound the verdict was decided on, as ratios (one-sided where it is one-sided).
     pub bound: Option<DecisionBound>,
     /// The smallest change (a ratio, above 1 worse) that would read `regressed` at this noise
@@ -384,6 +388,7 @@ pub fn evaluate_with(input: &Input<'_>, policy: &Policy, plan: Plan) -> Decision
             noise_source: None,
             uncalibrated: false,
             rounds: 0,
+            set_aside: 0,
             bound: None,
             detectable: None,
             too_noisy: None,
@@ -444,9 +449,32 @@ pub fn evaluate_with(input: &Input<'_>, policy: &Policy, plan: Plan) -> Decision
         .iter()
         .map(|c| c.changes.iter().map(|r| r.d).collect())
         .collect();
+    // A low quantile's within-run interval (the gap between the fastest samples) says nothing
+    // of how far it moves between runs: one clean sample in twenty keeps the minimum where it
+    // was and opens a 14% gap (tests/fixtures/recordings/busy). With rounds, their spread is
+    // the noise; the interval stays a floor for the median and for single runs.
+    let within_counts = |changes: &[&RoundChange]| {
+        changes.len() < 2 || matches!(policy.statistic, Statistic::Median)
+    };
+    let all_rounds: Vec<Vec<&RoundChange>> = candidates
+        .iter()
+        .map(|c| c.changes.iter().collect())
+        .collect();
+    let within_of = |changes: &[&RoundChange]| {
+        if within_counts(changes) {
+            mean(
+                &changes
+                    .iter()
+                    .map(|r| r.within_variance)
+                    .collect::<Vec<_>>(),
+            )
+        } else {
+            0.0
+        }
+    };
     let rounds_of = |j: usize| Rounds {
         d: &d_values[j],
-        within: mean_within(&candidates[j]),
+        within: within_of(&all_rounds[j]),
     };
     // The noise the comparison's benchmarks share, weighted by how alike it is.
     let observed: Vec<(f64, f64)> = (0..candidates.len())
@@ -469,6 +497,48 @@ pub fn evaluate_with(input: &Input<'_>, policy: &Policy, plan: Plan) -> Decision
                 },
                 input.history.get(candidates[j].id).map(Vec::as_slice),
             )
+        })
+        .collect();
+
+    // The same with the rounds interference moved set aside: what `pass` rests on.
+    let shared = shared_spread(&d_values.iter().map(Vec::as_slice).collect::<Vec<_>>());
+    let kept_rounds: Vec<Vec<&RoundChange>> = candidates
+        .iter()
+        .zip(&d_values)
+        .map(|(c, d)| {
+            let floor = shared.unwrap_or_else(|| mean_within(c).sqrt());
+            c.changes
+                .iter()
+                .zip(undisturbed(d, floor))
+                .filter_map(|(r, keep)| keep.then_some(r))
+                .collect()
+        })
+        .collect();
+    let kept_d: Vec<Vec<f64>> = kept_rounds
+        .iter()
+        .map(|rounds| rounds.iter().map(|r| r.d).collect())
+        .collect();
+    let kept_of = |j: usize| Rounds {
+        d: &kept_d[j],
+        within: within_of(&kept_rounds[j]),
+    };
+    let kept_prior = fit_prior(
+        &(0..candidates.len())
+            .filter_map(|j| observed_variance(&kept_of(j)))
+            .collect::<Vec<_>>(),
+    );
+    let kept: Vec<Assessed> = (0..candidates.len())
+        .map(|j| {
+            if kept_d[j].len() == d_values[j].len() && kept_prior == prior {
+                assessed[j]
+            } else {
+                assess(
+                    &kept_of(j),
+                    kept_prior,
+                    Floors::default(),
+                    input.history.get(candidates[j].id).map(Vec::as_slice),
+                )
+            }
         })
         .collect();
 
@@ -506,22 +576,32 @@ pub fn evaluate_with(input: &Input<'_>, policy: &Policy, plan: Plan) -> Decision
     for (i, (candidate, a)) in candidates.iter().zip(&assessed).enumerate() {
         let log_limit = policy.log_limit(candidate.id, candidate.metric.higher_is_better());
         let share = shares[i];
-        // `pass` and `warn` rest on the one-sided upper bound at this look's confidence.
+        // `a` is every round; `k` the rounds interference left alone. A claim of a change
+        // (`regressed`, `improved`) must hold on both: setting rounds aside never makes one.
+        // `pass` and `warn` rest on the one-sided upper bound of the rounds kept.
+        let k = &kept[i];
         let pass_confidence = 1.0 - (1.0 - policy.confidence) * share;
-        let upper = a.d + quantile(pass_confidence, a.df) * a.se;
+        let upper = k.d + quantile(pass_confidence, k.df) * k.se;
         // `regressed` rests on significance (Holm); its bound is shown at the level the
         // benchmark would need as the first of Holm's steps.
         let claim_confidence = 1.0 - policy.false_alarm_rate * share / compared;
         let claim = quantile(claim_confidence, a.claim_df);
-        let lower = a.d - claim * a.se;
+        let lower = (a.d - claim * a.se).min(k.d - quantile(claim_confidence, k.claim_df) * k.se);
         let calibrated = a.source != NoiseSource::Assumed;
         let n = candidate.changes.len();
-        let (verdict, bound) = if a.d >= log_limit && slower[i] && plan.may_fail_at(n) {
+        let slowed = a.d >= log_limit && k.d >= log_limit && slower[i];
+        // A move as large as the limit either way waits for another round (see
+        // `MIN_ROUNDS_FOR_LARGE_MOVES`).
+        let unconfirmed =
+            !plan.may_decide_large_move_at(n) && a.d.abs().max(k.d.abs()) >= log_limit;
+        let (verdict, bound) = if slowed && plan.may_fail_at(n) {
             (Verdict::Regressed, (Some(lower), None, claim_confidence))
-        } else if a.d >= log_limit && slower[i] {
+        } else if slowed {
             // Suspected: confirmed (or not) by the next round.
             (Verdict::Inconclusive, (Some(lower), None, claim_confidence))
-        } else if slower[i] && a.d >= min_change && upper < log_limit && calibrated {
+        } else if unconfirmed {
+            (Verdict::Inconclusive, (None, Some(upper), pass_confidence))
+        } else if slower[i] && k.d >= min_change && upper < log_limit && calibrated {
             (
                 Verdict::Warn,
                 (
@@ -530,8 +610,8 @@ pub fn evaluate_with(input: &Input<'_>, policy: &Policy, plan: Plan) -> Decision
                     pass_confidence.min(claim_confidence),
                 ),
             )
-        } else if faster[i] && a.d <= -min_change {
-            let faster_bound = a.d + claim * a.se;
+        } else if faster[i] && a.d <= -min_change && k.d <= -min_change {
+            let faster_bound = (a.d + claim * a.se).max(k.d + claim * k.se);
             (
                 Verdict::Improved,
                 (None, Some(faster_bound), claim_confidence),
@@ -557,25 +637,27 @@ pub fn evaluate_with(input: &Input<'_>, policy: &Policy, plan: Plan) -> Decision
             rounds: last,
             detectable: detectable_last,
         });
-        let half_width = quantile(0.5 + policy.confidence / 2.0, a.df) * a.se;
+        let half_width = quantile(0.5 + policy.confidence / 2.0, k.df) * k.se;
+        let kept_n = kept_rounds[i].len();
         let geometric =
-            |values: &mut dyn Iterator<Item = f64>| (values.sum::<f64>() / n as f64).exp();
+            |values: &mut dyn Iterator<Item = f64>| (values.sum::<f64>() / kept_n as f64).exp();
         results.push(BenchmarkResult {
             id: candidate.id.to_owned(),
             metric: candidate.metric,
             unit: candidate.unit.map(str::to_owned),
             verdict,
-            base_ns: Some(geometric(&mut candidate.changes.iter().map(|r| r.ln_base))),
-            head_ns: Some(geometric(&mut candidate.changes.iter().map(|r| r.ln_head))),
+            base_ns: Some(geometric(&mut kept_rounds[i].iter().map(|r| r.ln_base))),
+            head_ns: Some(geometric(&mut kept_rounds[i].iter().map(|r| r.ln_head))),
             throughput_per_iteration: candidate.throughput,
-            ratio: Some(a.d.exp()),
+            ratio: Some(k.d.exp()),
             limit: log_limit.exp(),
             noise: Some(half_width.exp() - 1.0),
-            interval: Some(((a.d - half_width).exp(), (a.d + half_width).exp())),
+            interval: Some(((k.d - half_width).exp(), (k.d + half_width).exp())),
             p_slower: Some(a.p_slower),
             noise_source: Some(a.source),
             uncalibrated: a.source == NoiseSource::Assumed,
             rounds: n,
+            set_aside: n - kept_n,
             bound: Some(DecisionBound {
                 lower: bound.0.map(f64::exp),
                 upper: bound.1.map(f64::exp),

@@ -4,7 +4,10 @@
 //! baseline's stored history; else an assumed level. One run a side also takes a floor from
 //! how far the other benchmarks moved, robustly: a minority of real changes cannot raise it.
 
-use crate::stats::{digamma, inverse_trigamma, mean, t_cdf, tail_aware_sigma, trigamma, variance};
+use crate::stats::{
+    digamma, f_upper_tail, inverse_trigamma, mean, median, t_cdf, tail_aware_sigma, trigamma,
+    variance,
+};
 
 /// Benchmarks needed in a comparison before their shared noise level is used as a prior.
 pub const MIN_BENCHMARKS_TO_POOL: usize = 5;
@@ -88,6 +91,10 @@ pub fn fit_prior(observed: &[(f64, f64)]) -> Option<Prior> {
     })
 }
 
+/// How unlikely a benchmark's own round variance must be under the shared prior (an F test)
+/// before it is judged on its own variance alone.
+pub const OWN_NOISE_LEVEL: f64 = 0.01;
+
 /// A benchmark's change, its standard error and degrees of freedom.
 #[derive(Debug, Clone, Copy)]
 pub struct Assessed {
@@ -164,6 +171,68 @@ fn plain_quantile(sorted: &[f64], q: f64) -> f64 {
         + (rank - rank.floor()) * (sorted[(below + 1).min(sorted.len() - 1)] - sorted[below])
 }
 
+/// How far a round's change may sit from its benchmark's median before the round counts as
+/// interfered, in robust standard deviations (Hampel's identifier, with its usual cut).
+pub const INTERFERED_CUT: f64 = 3.5;
+
+/// The fewest rounds a benchmark keeps after setting interfered ones aside.
+pub const MIN_KEPT: usize = 3;
+
+/// The robust per-round spread of `d`: `1.4826 · MAD`, the normal's standard deviation when
+/// nothing interfered, and barely moved by a minority of rounds that something did.
+pub fn robust_spread(d: &[f64]) -> f64 {
+    let centre = median(&mut d.to_vec());
+    1.4826 * median(&mut d.iter().map(|x| (x - centre).abs()).collect::<Vec<_>>())
+}
+
+/// The spread the comparison's benchmarks share when nothing interferes: the median of their
+/// [`robust_spread`]s (benchmarks with at least three rounds; `None` below
+/// [`MIN_BENCHMARKS_TO_POOL`] of them). A quiet benchmark's three rounds can agree by chance
+/// to a spread of nearly zero; this keeps a clean round from being set aside for it.
+pub fn shared_spread(rounds: &[&[f64]]) -> Option<f64> {
+    let mut spreads: Vec<f64> = rounds
+        .iter()
+        .filter(|d| d.len() >= 3)
+        .map(|d| robust_spread(d))
+        .collect();
+    (spreads.len() >= MIN_BENCHMARKS_TO_POOL).then(|| median(&mut spreads))
+}
+
+/// The rounds of a benchmark that interference left alone, as a mask over `d`.
+///
+/// On a shared machine a neighbour slows whichever run it overlaps, by 15–90% on
+/// tests/fixtures/recordings/busy, while the rest of the runs sit within a few per cent: one
+/// interfered base or head run throws its round's change far from the others, both ways. A
+/// round is set aside when its change is more than [`INTERFERED_CUT`] robust spreads from the
+/// benchmark's median change, the spread being at least `shared` (the comparison's). Only
+/// while at least [`MIN_KEPT`] rounds remain and they are a strict majority: two rounds kept
+/// would have one degree of freedom of their own, and the shared level would speak for a
+/// benchmark it may not describe (with 3 fixed rounds on the idle recording, setting one of
+/// three aside let 13% of slowdowns at the latency limit through); a benchmark whose rounds
+/// split into two camps is left whole, and its spread speaks for itself. The cut is symmetric about the median, which follows the true
+/// change, so a real slowdown is neither hidden nor invented by it.
+pub fn undisturbed(d: &[f64], shared: f64) -> Vec<bool> {
+    let whole = vec![true; d.len()];
+    if d.len() < 3 {
+        return whole;
+    }
+    let centre = median(&mut d.to_vec());
+    let spread = robust_spread(d).max(shared);
+    if spread <= 0.0 || !spread.is_finite() {
+        return whole;
+    }
+    let kept: Vec<bool> = d
+        .iter()
+        .map(|x| (x - centre).abs() <= INTERFERED_CUT * spread)
+        .collect();
+    let count = kept.iter().filter(|k| **k).count();
+    if 2 * count > d.len() && count >= MIN_KEPT {
+        kept
+    } else {
+        whole
+    }
+}
+
 /// A single-round benchmark's floors from the others' moves ([`others_spread`] and
 /// [`plain_others_spread`]).
 #[derive(Debug, Clone, Copy, Default)]
@@ -185,6 +254,14 @@ pub fn assess(
     let d = mean(rounds.d);
     let (round_variance, df, source) = match observed_variance(rounds) {
         Some((observed, observed_df)) => match prior {
+            // Rounds that disagree far beyond what the others' noise allows keep their own
+            // variance: the shared level must not talk a benchmark out of its own evidence.
+            Some(prior)
+                if f_upper_tail(observed / prior.variance, observed_df, prior.df)
+                    < OWN_NOISE_LEVEL =>
+            {
+                (observed, observed_df, NoiseSource::Rounds)
+            }
             Some(prior) => (
                 (prior.df * prior.variance + observed_df * observed) / (prior.df + observed_df),
                 prior.df + observed_df,
@@ -279,6 +356,48 @@ mod tests {
             .collect();
         let prior = fit_prior(&unlike).unwrap();
         assert!(prior.df <= MIN_PRIOR_DF + 1e-9, "{prior:?}");
+    }
+
+    #[test]
+    fn a_round_far_from_the_others_is_set_aside_while_a_majority_stays() {
+        // One interfered round among calm ones.
+        assert_eq!(
+            undisturbed(&[0.01, -0.005, 0.6, 0.0], 0.01),
+            [true, true, false, true]
+        );
+        // Both ways: a slowed base reads as a head far faster.
+        assert_eq!(
+            undisturbed(&[0.01, -0.45, 0.0, 0.02, 0.6], 0.01),
+            [true, false, true, true, false]
+        );
+        // Two camps: no majority to trust, every round stays.
+        assert_eq!(undisturbed(&[0.0, 0.0, 0.5, 0.5], 0.01), [true; 4]);
+        // Three rounds with one off would keep two: too few, every round stays.
+        assert_eq!(undisturbed(&[0.0, 0.01, 0.5], 0.01), [true; 3]);
+        // Two rounds cannot say which one moved.
+        assert_eq!(undisturbed(&[0.0, 0.5], 0.01), [true; 2]);
+        // The comparison's shared spread keeps a 3% round among three that agree to 0.1%.
+        assert_eq!(undisturbed(&[0.0, 0.001, 0.0005, 0.03], 0.01), [true; 4]);
+        assert_eq!(
+            undisturbed(&[0.0, 0.001, 0.0005, 0.03], 0.001),
+            [true, true, true, false]
+        );
+    }
+
+    #[test]
+    fn the_shared_spread_is_the_median_benchmarks_and_needs_enough_of_them() {
+        let calm: Vec<Vec<f64>> = (0..6)
+            .map(|i| vec![0.0, 0.01 * (i + 1) as f64, -0.01 * (i + 1) as f64])
+            .collect();
+        let views: Vec<&[f64]> = calm.iter().map(Vec::as_slice).collect();
+        // Each robust spread is 1.4826 · (i + 1)%; the median of six is 1.4826 · 3.5%.
+        let shared = shared_spread(&views).unwrap();
+        assert!((shared - 1.4826 * 0.035).abs() < 1e-12, "{shared}");
+        assert!(shared_spread(&views[..4]).is_none());
+        // Benchmarks with two rounds have no robust spread.
+        let pairs = [[0.0, 0.1]; 8];
+        let views: Vec<&[f64]> = pairs.iter().map(|p| p.as_slice()).collect();
+        assert!(shared_spread(&views).is_none());
     }
 
     #[test]

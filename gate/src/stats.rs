@@ -90,6 +90,14 @@ pub fn t_cdf(t: f64, df: f64) -> f64 {
     if t >= 0.0 { 1.0 - tail } else { tail }
 }
 
+/// The upper tail `P(F > f)` of Snedecor's F with `d1` and `d2` degrees of freedom.
+pub fn f_upper_tail(f: f64, d1: f64, d2: f64) -> f64 {
+    if f <= 0.0 {
+        return 1.0;
+    }
+    regularized_incomplete_beta(d2 / 2.0, d1 / 2.0, d2 / (d2 + d1 * f))
+}
+
 /// The standard normal CDF, accurate deep into the tails.
 pub fn normal_cdf(z: f64) -> f64 {
     0.5 * erfc(-z / std::f64::consts::SQRT_2)
@@ -489,6 +497,15 @@ mod tests {
         let tail = tail_aware_sigma(&jumpy);
         assert!(robust < 0.03, "the MAD ignores the jumps: {robust}");
         assert!(tail > 0.05, "the tail-aware estimate does not: {tail}");
+    }
+
+    #[test]
+    fn the_f_tail_matches_published_quantiles() {
+        // F(1, 10) 0.99 quantile 10.04; F(2, 60) 0.99 quantile 4.98; F(4, 4) 0.95 quantile 6.39.
+        assert!((f_upper_tail(10.044, 1.0, 10.0) - 0.01).abs() < 2e-4);
+        assert!((f_upper_tail(4.977, 2.0, 60.0) - 0.01).abs() < 2e-4);
+        assert!((f_upper_tail(6.388, 4.0, 4.0) - 0.05).abs() < 2e-4);
+        assert_eq!(f_upper_tail(0.0, 3.0, 3.0), 1.0);
     }
 
     #[test]

@@ -455,11 +455,11 @@ fn a_significant_slowdown_whose_bound_reaches_the_limit_is_inconclusive_not_warn
 }
 
 #[test]
-fn adaptive_looks_confirm_a_regression_at_the_third_round_and_show_what_is_detectable() {
+fn adaptive_looks_confirm_a_regression_at_the_fourth_round_and_show_what_is_detectable() {
     use benchgate_gate::decision::{Plan, evaluate_with};
     let mut cases = quiet(12);
     cases.push(case("parse/json", 0.50, 0.005));
-    let (base, head) = rounds(&cases, 3, 7);
+    let (base, head) = rounds(&cases, 4, 7);
     let history = HashMap::new();
     let at = |n: usize| {
         evaluate_with(
@@ -480,19 +480,125 @@ fn adaptive_looks_confirm_a_regression_at_the_third_round_and_show_what_is_detec
             .unwrap()
             .clone()
     };
-    let second = json(&at(2));
-    assert_eq!(
-        second.verdict,
-        Verdict::Inconclusive,
-        "suspected, not yet failed"
-    );
-    assert!(second.bound.unwrap().lower.unwrap() > 1.15, "{second:?}");
-    let third = json(&at(3));
-    assert_eq!(third.verdict, Verdict::Regressed);
+    for n in [2, 3] {
+        let suspected = json(&at(n));
+        assert_eq!(
+            suspected.verdict,
+            Verdict::Inconclusive,
+            "suspected at {n} rounds, not yet failed"
+        );
+        assert!(
+            suspected.bound.unwrap().lower.unwrap() > 1.15,
+            "{suspected:?}"
+        );
+    }
+    let fourth = json(&at(4));
+    assert_eq!(fourth.verdict, Verdict::Regressed);
     // A quiet benchmark can detect a change at its limit, at every look.
-    assert!((third.detectable.unwrap() - 1.15).abs() < 1e-9, "{third:?}");
-    assert!(third.too_noisy.is_none());
+    assert!(
+        (fourth.detectable.unwrap() - 1.15).abs() < 1e-9,
+        "{fourth:?}"
+    );
+    assert!(fourth.too_noisy.is_none());
     // The same rounds with one look spend the whole rate: the bound is tighter.
-    let fixed = json(&decide(&base, &head, &history));
-    assert!(fixed.bound.unwrap().lower.unwrap() > third.bound.unwrap().lower.unwrap());
+    let fixed = json(&decide(&base[..4], &head[..4], &history));
+    assert!(fixed.bound.unwrap().lower.unwrap() > fourth.bound.unwrap().lower.unwrap());
+}
+
+/// `cases` over `n` rounds with `id`'s head (or base) in the listed rounds slowed by `factor`:
+/// a neighbour on the machine during those runs.
+fn interfered(
+    cases: &[Case],
+    n: usize,
+    seed: u64,
+    id: &str,
+    head_rounds: &[usize],
+    base_rounds: &[usize],
+    factor: f64,
+) -> (Vec<Vec<Measurement>>, Vec<Vec<Measurement>>) {
+    let (mut base, mut head) = rounds(cases, n, seed);
+    let slow = |side: &mut Vec<Vec<Measurement>>, at: &[usize]| {
+        for &k in at {
+            let m = side[k].iter_mut().find(|m| m.id.as_str() == id).unwrap();
+            *m = measurement(id, m.median.point * factor, 0.005, None);
+        }
+    };
+    slow(&mut head, head_rounds);
+    slow(&mut base, base_rounds);
+    (base, head)
+}
+
+#[test]
+fn a_round_a_neighbour_slowed_is_set_aside_and_the_benchmark_still_passes() {
+    let mut cases = quiet(12);
+    cases.push(case("parse/csv", 0.0, 0.01));
+    // Round 3's head run of `parse/csv` was 55% slower: a neighbour, not the code.
+    let (base, head) = interfered(&cases, 5, 11, "parse/csv", &[2], &[], 1.55);
+    let decision = decide(&base, &head, &HashMap::new());
+    let csv = result_of(&decision, "parse/csv");
+    assert_eq!(csv.verdict, Verdict::Pass, "{csv:?}");
+    assert_eq!(csv.set_aside, 1);
+    assert_eq!(csv.rounds, 5);
+    // The comment says so in the row, and perf-summary.json carries it.
+    let context = benchgate_gate::report::Context::default();
+    let comment = benchgate_gate::report::render_markdown(&decision, &context, &Policy::default());
+    let row = comment
+        .lines()
+        .find(|l| l.starts_with("| `parse/csv`"))
+        .unwrap();
+    assert!(row.ends_with("| 5 (1 set aside) |"), "{row}");
+    let json = benchgate_gate::report::summary_json(&decision, &context, &Policy::default());
+    let entry = json["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["id"] == "parse/csv")
+        .unwrap();
+    assert_eq!(entry["set_aside"], 1);
+    assert_eq!(entry["rounds"], 5);
+    // The ratio and its band are the four rounds kept: no trace of the 55%.
+    assert!((csv.ratio.unwrap() - 1.0).abs() < 0.03, "{csv:?}");
+    assert!(csv.interval.unwrap().1 < 1.06, "{csv:?}");
+    // Nothing else moved, nothing else was set aside.
+    assert!(
+        decision
+            .benchmarks
+            .iter()
+            .filter(|b| b.id != "parse/csv")
+            .all(|b| b.set_aside == 0 && b.verdict == Verdict::Pass),
+        "{decision:?}"
+    );
+}
+
+#[test]
+fn a_real_slowdown_is_neither_hidden_nor_invented_by_setting_rounds_aside() {
+    let mut cases = quiet(12);
+    cases.push(case("parse/csv", 0.25, 0.01));
+    // 25% slower, and one base run slowed by a neighbour as much: that round reads no change.
+    let (base, head) = interfered(&cases, 5, 13, "parse/csv", &[], &[1], 1.25);
+    let slowed = result_of(&decide(&base, &head, &HashMap::new()), "parse/csv");
+    assert_eq!(slowed.verdict, Verdict::Regressed, "{slowed:?}");
+    assert_eq!(slowed.set_aside, 1);
+    assert!((slowed.ratio.unwrap() - 1.25).abs() < 0.03, "{slowed:?}");
+
+    // Identical code whose head was slow in three rounds of five and fast in two (a random
+    // hash seed per process): the three agree, the two are set aside for `pass`, but a
+    // `regressed` must hold with every round too, and the mean of all five is under the limit.
+    let mut cases = quiet(12);
+    cases.push(case("hash/map", 0.0, 0.002));
+    let (base, head) = interfered(&cases, 5, 17, "hash/map", &[0, 2, 4], &[1, 3], 1.5);
+    let map = result_of(&decide(&base, &head, &HashMap::new()), "hash/map");
+    assert_eq!(map.set_aside, 2, "{map:?}");
+    assert!(
+        map.ratio.unwrap() > 1.4,
+        "the rounds kept read +50%: {map:?}"
+    );
+    assert_eq!(map.verdict, Verdict::Inconclusive, "{map:?}");
+}
+
+fn result_of(
+    d: &benchgate_gate::decision::Decision,
+    id: &str,
+) -> benchgate_gate::decision::BenchmarkResult {
+    d.benchmarks.iter().find(|b| b.id == id).unwrap().clone()
 }

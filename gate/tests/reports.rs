@@ -477,6 +477,10 @@ fn a_bad_summary_is_refused_naming_the_field() {
         "artifact/perf-summary.json: `benchmarks[0].limit`: must be a time ratio above 1"
     );
     assert_eq!(
+        refuse(&|v| v["benchmarks"][0]["set_aside"] = 3.into()),
+        "artifact/perf-summary.json: `benchmarks[0].set_aside`: 3 rounds set aside of 3: a verdict keeps at least one"
+    );
+    assert_eq!(
         refuse(&|v| v["confidence"] = 1.5.into()),
         "artifact/perf-summary.json: `confidence`: must lie in (0, 1)"
     );

@@ -10,6 +10,7 @@ use crate::budget::{BudgetResult, BudgetVerdict};
 use crate::decision::{
     BenchmarkResult, Decision, Metric, Mode, NoiseSource, Overall, UNCALIBRATED_RUN_NOISE, Verdict,
 };
+use crate::noise::INTERFERED_CUT;
 use crate::policy::Policy;
 
 pub mod links;
@@ -334,10 +335,10 @@ fn row(b: &BenchmarkResult, with_verdict: bool) -> Vec<String> {
         limit_text(b),
         bound_text(b),
         detectable_text(b),
-        if b.rounds == 0 {
-            "-".to_owned()
-        } else {
-            b.rounds.to_string()
+        match (b.rounds, b.set_aside) {
+            (0, _) => "-".to_owned(),
+            (rounds, 0) => rounds.to_string(),
+            (rounds, aside) => format!("{rounds} ({aside} set aside)"),
         },
     ]);
     if let Some(reason) = &b.quarantined {
@@ -640,7 +641,7 @@ pub fn render_markdown_linked(
         }
         let _ = writeln!(
             out,
-            "**change** is the head against the base, in the measure shown (time, or throughput where the benchmark declares one); **decided on** is the bound the verdict rests on; **detectable** is the smallest slowdown that would read `regressed` at this noise and round count; **rounds** is how many A/B rounds the verdict took.\n\n</details>"
+            "**change** is the head against the base, in the measure shown (time, or throughput where the benchmark declares one); **decided on** is the bound the verdict rests on; **detectable** is the smallest slowdown that would read `regressed` at this noise and round count; **rounds** is how many A/B rounds the verdict took; a round **set aside** moved more than {INTERFERED_CUT} robust spreads from the benchmark's other rounds (a neighbour on the machine slowing one run): `pass`, the change and its band rest on the rounds kept, and a `regressed` must hold with every round and without those.\n\n</details>"
         );
     }
     out

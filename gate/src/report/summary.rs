@@ -77,6 +77,8 @@ struct SummaryBenchmark<'a> {
     uncalibrated: bool,
     noise_source: Option<NoiseSource>,
     rounds: usize,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    set_aside: usize,
     p_slower: Option<f64>,
     throughput: Option<SummaryThroughput<'a>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -94,6 +96,10 @@ struct SummaryBenchmark<'a> {
 struct SummaryThroughput<'a> {
     kind: Cow<'a, str>,
     amount: u64,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// `perf-summary.json` of a decision.
@@ -151,6 +157,7 @@ pub fn summary<'a>(decision: &'a Decision, context: &'a Context, policy: &Policy
                 uncalibrated: b.uncalibrated,
                 noise_source: b.noise_source,
                 rounds: b.rounds,
+                set_aside: b.set_aside,
                 p_slower: b.p_slower,
                 throughput: b
                     .throughput_per_iteration
@@ -271,6 +278,15 @@ pub fn read_summary(path: &std::path::Path, text: &str) -> crate::Result<ReadSum
                 format!("must be at most {MAX_ID_LENGTH} characters without control characters"),
             ));
         }
+        if b.set_aside >= b.rounds.max(1) {
+            return Err(error(
+                field("set_aside"),
+                format!(
+                    "{} rounds set aside of {}: a verdict keeps at least one",
+                    b.set_aside, b.rounds
+                ),
+            ));
+        }
         benchmarks.push(BenchmarkResult {
             id,
             metric: b.metric,
@@ -287,6 +303,7 @@ pub fn read_summary(path: &std::path::Path, text: &str) -> crate::Result<ReadSum
             noise_source: b.noise_source,
             uncalibrated: b.uncalibrated,
             rounds: b.rounds,
+            set_aside: b.set_aside,
             bound: b.bound,
             detectable: b.detectable,
             too_noisy: b.too_noisy,
