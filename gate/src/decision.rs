@@ -472,9 +472,15 @@ pub fn evaluate_with(input: &Input<'_>, policy: &Policy, plan: Plan) -> Decision
             0.0
         }
     };
+    let base_time = |j: usize| {
+        let c = &candidates[j];
+        (c.changes.len() == 1 && matches!(c.metric, Metric::Time | Metric::Throughput))
+            .then(|| c.changes[0].ln_base)
+    };
     let rounds_of = |j: usize| Rounds {
         d: &d_values[j],
         within: within_of(&all_rounds[j]),
+        base_time: base_time(j),
     };
     // The noise the comparison's benchmarks share, weighted by how alike it is.
     let observed: Vec<(f64, f64)> = (0..candidates.len())
@@ -521,6 +527,7 @@ pub fn evaluate_with(input: &Input<'_>, policy: &Policy, plan: Plan) -> Decision
     let kept_of = |j: usize| Rounds {
         d: &kept_d[j],
         within: within_of(&kept_rounds[j]),
+        base_time: base_time(j),
     };
     let kept_prior = fit_prior(
         &(0..candidates.len())
@@ -581,7 +588,7 @@ pub fn evaluate_with(input: &Input<'_>, policy: &Policy, plan: Plan) -> Decision
         // `pass` and `warn` rest on the one-sided upper bound of the rounds kept.
         let k = &kept[i];
         let pass_confidence = 1.0 - (1.0 - policy.confidence) * share;
-        let upper = k.d + quantile(pass_confidence, k.df) * k.se;
+        let upper = k.d + k.pass_excess + quantile(pass_confidence, k.df) * k.pass_se;
         // `regressed` rests on significance (Holm); its bound is shown at the level the
         // benchmark would need as the first of Holm's steps.
         let claim_confidence = 1.0 - policy.false_alarm_rate * share / compared;

@@ -5,8 +5,8 @@
 //! how far the other benchmarks moved, robustly: a minority of real changes cannot raise it.
 
 use crate::stats::{
-    digamma, f_upper_tail, inverse_trigamma, mean, median, t_cdf, tail_aware_sigma, trigamma,
-    variance,
+    digamma, f_upper_tail, inverse_trigamma, mean, median, successive_difference_sigma, t_cdf,
+    tail_aware_sigma, trigamma, variance,
 };
 
 /// Benchmarks needed in a comparison before their shared noise level is used as a prior.
@@ -112,7 +112,20 @@ pub struct Assessed {
     pub source: NoiseSource,
     /// The per-round variance of `d` behind `se` (`se² · rounds`).
     pub round_variance: f64,
+    /// The standard error `pass` and `warn` rest on: `se`, except for a stored baseline with
+    /// history, where the base's interference is bounded apart (see [`RECENT_FLOOR_RUNS`]).
+    pub pass_se: f64,
+    /// Added to the upper bound `pass` and `warn` rest on: how far the base run sits above its
+    /// recent floor (0 unless `pass_se` is the history's robust spread).
+    pub pass_excess: f64,
 }
+
+/// Runs of the baseline's history (its newest, and the base run itself) whose fastest is the
+/// base's floor: interference only adds time, so a base run at its floor hid nothing, and one
+/// above it hid at most the difference. Few enough that a code change older than them does
+/// not count; enough that all of them interfered is rare (busy recording: about 1 run in 5 of
+/// a benchmark jumps, all five about 1 in 3,000).
+pub const RECENT_FLOOR_RUNS: usize = 5;
 
 /// One benchmark's rounds: its changes and their within-run variances.
 pub struct Rounds<'a> {
@@ -120,6 +133,9 @@ pub struct Rounds<'a> {
     pub d: &'a [f64],
     /// The mean within-run variance of `d_k` (Criterion's intervals): a floor, never the noise.
     pub within: f64,
+    /// `ln` of the base run's time, for one round of a benchmark judged on time (interference
+    /// only adds time); `None` otherwise.
+    pub base_time: Option<f64>,
 }
 
 /// Each benchmark's per-round variance of `d` and its degrees of freedom, for [`fit_prior`].
@@ -298,6 +314,13 @@ pub fn assess(
     };
     let round_variance = round_variance.max(rounds.within);
     let se = (round_variance / n).sqrt().max(1e-12);
+    let (pass_se, pass_excess) = match (source, history, rounds.base_time) {
+        (NoiseSource::History, Some(history), Some(base)) if rounds.d.len() == 1 => {
+            one_sided_pass(history, base, floors.robust.unwrap_or(0.0), rounds.within)
+                .unwrap_or((se, 0.0))
+        }
+        _ => (se, 0.0),
+    };
     let claim_df = if source == NoiseSource::Assumed {
         UNCALIBRATED_DF
     } else {
@@ -311,7 +334,31 @@ pub fn assess(
         p_slower: 1.0 - t_cdf(d / se, claim_df),
         source,
         round_variance,
+        pass_se,
+        pass_excess,
     }
+}
+
+/// What a stored baseline's `pass` rests on, one run a side: `(standard error, excess)`.
+///
+/// `d = Δ + (ε_head − ε_base) + (J_head − J_base)`, with ε the runs' clean noise and J ≥ 0 what
+/// interference added. A `pass` must bound Δ from above: `J_head` only raises `d`, so only the
+/// base's interference can hide a slowdown, and it is at most how far the base sits above its
+/// floor (the fastest of its [`RECENT_FLOOR_RUNS`] newest runs and itself). What is left is the
+/// clean noise, the history's robust spread (`1.4826 · MAD` of its successive differences), not
+/// the tail-aware one, whose jumps are what the excess bounds. The others' moves and the
+/// within-run interval stay floors. `None` when the history has no robust spread.
+fn one_sided_pass(history: &[f64], base: f64, floor: f64, within: f64) -> Option<(f64, f64)> {
+    let sigma = successive_difference_sigma(history);
+    if !sigma.is_finite() {
+        return None;
+    }
+    let recent = history[history.len().saturating_sub(RECENT_FLOOR_RUNS)..]
+        .iter()
+        .copied()
+        .fold(base, f64::min);
+    let variance = (2.0 * sigma * sigma).max(floor * floor).max(within);
+    Some((variance.sqrt().max(1e-12), base - recent))
 }
 
 /// The `q` quantile (linear interpolation) of `sorted` with one occurrence of `left_out`

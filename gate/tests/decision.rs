@@ -296,6 +296,64 @@ fn a_single_pair_where_one_benchmark_jumps_among_calm_ones_fails_it_but_a_unifor
 }
 
 #[test]
+fn a_stored_base_at_its_floor_passes_a_jumpy_benchmark_and_one_above_it_does_not() {
+    // A benchmark whose runs sit within 0.5% of 1000 ns but jump 25% one run in six (a
+    // neighbour, a hash seed): the tail-aware band is wide, the clean spread narrow.
+    let mut noise = Noise(29);
+    let jumpy: Vec<f64> = (0..20)
+        .map(|i| 1000f64.ln() + 0.005 * noise.normal() + if i % 6 == 1 { 0.22 } else { 0.0 })
+        .collect();
+    // Five quiet companions, so the others' moves give their floor.
+    let quiet_ids = ["q0", "q1", "q2", "q3", "q4", "q5"];
+    let history: HashMap<String, Vec<f64>> = quiet_ids
+        .iter()
+        .map(|id| {
+            let series = (0..20)
+                .map(|_| 1000f64.ln() + 0.005 * noise.normal())
+                .collect();
+            ((*id).to_owned(), series)
+        })
+        .collect();
+    let judge = |series: &[f64], base_ns: f64, head_ns: f64| {
+        let mut jumpy_history = series.to_vec();
+        jumpy_history.push(base_ns.ln());
+        let mut history = history.clone();
+        history.insert("jumpy".to_owned(), jumpy_history);
+        let side = |ns: f64| {
+            let mut run: Vec<Measurement> = quiet_ids
+                .iter()
+                .map(|id| measurement(id, 1000.0, 0.001, None))
+                .collect();
+            run.push(measurement("jumpy", ns, 0.001, None));
+            vec![run]
+        };
+        result_of(&decide(&side(base_ns), &side(head_ns), &history), "jumpy")
+    };
+    // Base at its floor, head 2% slower: the head's jumps could only have raised it, and the
+    // base hid nothing, so +15% is excluded.
+    let at_floor = judge(&jumpy, 1000.0, 1020.0);
+    assert_eq!(at_floor.verdict, Verdict::Pass, "{at_floor:?}");
+    assert_eq!(at_floor.noise_source, Some(NoiseSource::History));
+    assert!(
+        at_floor.bound.unwrap().upper.unwrap() < 1.15,
+        "{at_floor:?}"
+    );
+    // The same code 15% slower, with the base run interfered (+25%): the head reads 8% faster,
+    // but the base sits 25% above its floor, so a slowdown at the limit is not excluded.
+    let hidden = judge(&jumpy, 1250.0, 1150.0);
+    assert_ne!(hidden.verdict, Verdict::Pass, "{hidden:?}");
+    assert!(hidden.bound.unwrap().upper.unwrap() > 1.15, "{hidden:?}");
+    // A floor older than the newest runs does not count: twenty runs at 800 ns, then a
+    // slower commit merged and five runs at 1000. The base at 1000 is at its recent floor.
+    let mut stepped: Vec<f64> = (0..20)
+        .map(|_| 800f64.ln() + 0.005 * noise.normal())
+        .collect();
+    stepped.extend((0..5).map(|_| 1000f64.ln() + 0.005 * noise.normal()));
+    let after_step = judge(&stepped, 1000.0, 1020.0);
+    assert_eq!(after_step.verdict, Verdict::Pass, "{after_step:?}");
+}
+
+#[test]
 fn history_on_the_fingerprint_calibrates_a_stored_baseline() {
     let mut noise = Noise(7);
     let noisy_history: Vec<f64> = (0..30)

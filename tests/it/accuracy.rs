@@ -37,6 +37,8 @@ const LET_THROUGH_BOUND: f64 = 0.05;
 /// Adaptive A/B: identical code decided (not `inconclusive`), at least, idle and busy.
 const ADAPTIVE_DECIDED_IDLE: f64 = 0.95;
 const ADAPTIVE_DECIDED_BUSY: f64 = 0.85;
+/// A stored baseline with at least 10 runs of history, idle: identical code decided, at least.
+const STORED_DECIDED_IDLE: f64 = 0.90;
 const THROUGHPUT_LIMIT: f64 = 1.0 / 0.9 - 1.0;
 
 /// The slowdowns injected (as time increases), including each metric's limit and 1.5× it.
@@ -620,6 +622,15 @@ fn the_gate_meets_its_error_rates_on_real_a_a_data() {
             };
             let decided = 1.0 - tally.share(tally.inconclusive);
             if decided < target {
+                failures.push(format!(
+                    "{setting}, {metric}: identical code decided only {:.1}%",
+                    100.0 * decided
+                ));
+            }
+        }
+        if setting == "stored baseline + history, idle" && delta == 0.0 {
+            let decided = 1.0 - tally.share(tally.inconclusive);
+            if decided < STORED_DECIDED_IDLE {
                 failures.push(format!(
                     "{setting}, {metric}: identical code decided only {:.1}%",
                     100.0 * decided
