@@ -453,21 +453,13 @@ pub fn evaluate_with(input: &Input<'_>, policy: &Policy, plan: Plan) -> Decision
     // of how far it moves between runs: one clean sample in twenty keeps the minimum where it
     // was and opens a 14% gap (tests/fixtures/recordings/busy). With rounds, their spread is
     // the noise; the interval stays a floor for the median and for single runs.
-    let within_counts = |changes: &[&RoundChange]| {
-        changes.len() < 2 || matches!(policy.statistic, Statistic::Median)
-    };
-    let all_rounds: Vec<Vec<&RoundChange>> = candidates
-        .iter()
-        .map(|c| c.changes.iter().collect())
-        .collect();
-    let within_of = |changes: &[&RoundChange]| {
-        if within_counts(changes) {
-            mean(
-                &changes
-                    .iter()
-                    .map(|r| r.within_variance)
-                    .collect::<Vec<_>>(),
-            )
+    let within_of = |j: usize, kept: Option<&[bool]>| {
+        let (sum, count) = kept_of_rounds(&candidates[j].changes, kept)
+            .fold((0.0, 0usize), |(sum, count), r| {
+                (sum + r.within_variance, count + 1)
+            });
+        if count < 2 || matches!(policy.statistic, Statistic::Median) {
+            sum / count as f64
         } else {
             0.0
         }
@@ -479,7 +471,7 @@ pub fn evaluate_with(input: &Input<'_>, policy: &Policy, plan: Plan) -> Decision
     };
     let rounds_of = |j: usize| Rounds {
         d: &d_values[j],
-        within: within_of(&all_rounds[j]),
+        within: within_of(j, None),
         base_time: base_time(j),
     };
     // The noise the comparison's benchmarks share, weighted by how alike it is.
@@ -506,37 +498,54 @@ pub fn evaluate_with(input: &Input<'_>, policy: &Policy, plan: Plan) -> Decision
         })
         .collect();
 
-    // The same with the rounds interference moved set aside: what `pass` rests on.
+    // The same with the rounds interference moved set aside: what `pass` rests on. Nothing
+    // can be set aside below three rounds (a stored baseline's single run never is).
     let shared = shared_spread(&d_values.iter().map(Vec::as_slice).collect::<Vec<_>>());
-    let kept_rounds: Vec<Vec<&RoundChange>> = candidates
+    let kept_masks: Vec<Option<Vec<bool>>> = candidates
         .iter()
         .zip(&d_values)
         .map(|(c, d)| {
-            let floor = shared.unwrap_or_else(|| mean_within(c).sqrt());
-            c.changes
-                .iter()
-                .zip(undisturbed(d, floor))
-                .filter_map(|(r, keep)| keep.then_some(r))
-                .collect()
+            let plain_within = || {
+                mean(
+                    &c.changes
+                        .iter()
+                        .map(|r| r.within_variance)
+                        .collect::<Vec<_>>(),
+                )
+                .sqrt()
+            };
+            undisturbed(d, shared.unwrap_or_else(plain_within))
         })
         .collect();
-    let kept_d: Vec<Vec<f64>> = kept_rounds
+    let kept_d: Vec<Option<Vec<f64>>> = kept_masks
         .iter()
-        .map(|rounds| rounds.iter().map(|r| r.d).collect())
+        .zip(&d_values)
+        .map(|(mask, d)| {
+            mask.as_deref().map(|mask| {
+                d.iter()
+                    .zip(mask)
+                    .filter_map(|(d, keep)| keep.then_some(*d))
+                    .collect()
+            })
+        })
         .collect();
     let kept_of = |j: usize| Rounds {
-        d: &kept_d[j],
-        within: within_of(&kept_rounds[j]),
+        d: kept_d[j].as_deref().unwrap_or(&d_values[j]),
+        within: within_of(j, kept_masks[j].as_deref()),
         base_time: base_time(j),
     };
-    let kept_prior = fit_prior(
-        &(0..candidates.len())
-            .filter_map(|j| observed_variance(&kept_of(j)))
-            .collect::<Vec<_>>(),
-    );
+    let kept_prior = if kept_masks.iter().all(Option::is_none) {
+        prior
+    } else {
+        fit_prior(
+            &(0..candidates.len())
+                .filter_map(|j| observed_variance(&kept_of(j)))
+                .collect::<Vec<_>>(),
+        )
+    };
     let kept: Vec<Assessed> = (0..candidates.len())
         .map(|j| {
-            if kept_d[j].len() == d_values[j].len() && kept_prior == prior {
+            if kept_masks[j].is_none() && kept_prior == prior {
                 assessed[j]
             } else {
                 assess(
@@ -593,7 +602,8 @@ pub fn evaluate_with(input: &Input<'_>, policy: &Policy, plan: Plan) -> Decision
         // benchmark would need as the first of Holm's steps.
         let claim_confidence = 1.0 - policy.false_alarm_rate * share / compared;
         let claim = quantile(claim_confidence, a.claim_df);
-        let lower = (a.d - claim * a.se).min(k.d - quantile(claim_confidence, k.claim_df) * k.se);
+        let kept_claim = quantile(claim_confidence, k.claim_df);
+        let lower = (a.d - claim * a.se).min(k.d - kept_claim * k.se);
         let calibrated = a.source != NoiseSource::Assumed;
         let n = candidate.changes.len();
         let slowed = a.d >= log_limit && k.d >= log_limit && slower[i];
@@ -618,7 +628,7 @@ pub fn evaluate_with(input: &Input<'_>, policy: &Policy, plan: Plan) -> Decision
                 ),
             )
         } else if faster[i] && a.d <= -min_change && k.d <= -min_change {
-            let faster_bound = (a.d + claim * a.se).max(k.d + claim * k.se);
+            let faster_bound = (a.d + claim * a.se).max(k.d + kept_claim * k.se);
             (
                 Verdict::Improved,
                 (None, Some(faster_bound), claim_confidence),
@@ -645,7 +655,8 @@ pub fn evaluate_with(input: &Input<'_>, policy: &Policy, plan: Plan) -> Decision
             detectable: detectable_last,
         });
         let half_width = quantile(0.5 + policy.confidence / 2.0, k.df) * k.se;
-        let kept_n = kept_rounds[i].len();
+        let kept_mask = kept_masks[i].as_deref();
+        let kept_n = kept_of_rounds(&candidate.changes, kept_mask).count();
         let geometric =
             |values: &mut dyn Iterator<Item = f64>| (values.sum::<f64>() / kept_n as f64).exp();
         results.push(BenchmarkResult {
@@ -653,8 +664,12 @@ pub fn evaluate_with(input: &Input<'_>, policy: &Policy, plan: Plan) -> Decision
             metric: candidate.metric,
             unit: candidate.unit.map(str::to_owned),
             verdict,
-            base_ns: Some(geometric(&mut kept_rounds[i].iter().map(|r| r.ln_base))),
-            head_ns: Some(geometric(&mut kept_rounds[i].iter().map(|r| r.ln_head))),
+            base_ns: Some(geometric(
+                &mut kept_of_rounds(&candidate.changes, kept_mask).map(|r| r.ln_base),
+            )),
+            head_ns: Some(geometric(
+                &mut kept_of_rounds(&candidate.changes, kept_mask).map(|r| r.ln_head),
+            )),
             throughput_per_iteration: candidate.throughput,
             ratio: Some(k.d.exp()),
             limit: log_limit.exp(),
@@ -695,14 +710,16 @@ fn index_rounds(rounds: &[Vec<Measurement>]) -> Vec<HashMap<&str, &Measurement>>
         .collect()
 }
 
-fn mean_within(candidate: &Candidate<'_>) -> f64 {
-    mean(
-        &candidate
-            .changes
-            .iter()
-            .map(|r| r.within_variance)
-            .collect::<Vec<_>>(),
-    )
+/// The rounds `kept` keeps (every round for `None`).
+fn kept_of_rounds<'a>(
+    changes: &'a [RoundChange],
+    kept: Option<&'a [bool]>,
+) -> impl Iterator<Item = &'a RoundChange> {
+    changes
+        .iter()
+        .enumerate()
+        .filter(move |(k, _)| kept.is_none_or(|mask| mask[*k]))
+        .map(|(_, r)| r)
 }
 
 /// `ln(head/base)` of the round's statistic (`ln(base/head)` where higher is better) and its

@@ -214,7 +214,8 @@ pub fn shared_spread(rounds: &[&[f64]]) -> Option<f64> {
     (spreads.len() >= MIN_BENCHMARKS_TO_POOL).then(|| median(&mut spreads))
 }
 
-/// The rounds of a benchmark that interference left alone, as a mask over `d`.
+/// The rounds of a benchmark that interference left alone, as a mask over `d`; `None` when
+/// none is set aside.
 ///
 /// On a shared machine a neighbour slows whichever run it overlaps, by 15–90% on
 /// tests/fixtures/recordings/busy, while the rest of the runs sit within a few per cent: one
@@ -225,28 +226,24 @@ pub fn shared_spread(rounds: &[&[f64]]) -> Option<f64> {
 /// would have one degree of freedom of their own, and the shared level would speak for a
 /// benchmark it may not describe (with 3 fixed rounds on the idle recording, setting one of
 /// three aside let 13% of slowdowns at the latency limit through); a benchmark whose rounds
-/// split into two camps is left whole, and its spread speaks for itself. The cut is symmetric about the median, which follows the true
-/// change, so a real slowdown is neither hidden nor invented by it.
-pub fn undisturbed(d: &[f64], shared: f64) -> Vec<bool> {
-    let whole = vec![true; d.len()];
-    if d.len() < 3 {
-        return whole;
+/// split into two camps is left whole, and its spread speaks for itself. The cut is symmetric
+/// about the median, which follows the true change, so a real slowdown is neither hidden nor
+/// invented by it.
+pub fn undisturbed(d: &[f64], shared: f64) -> Option<Vec<bool>> {
+    if d.len() < MIN_KEPT + 1 {
+        return None;
     }
     let centre = median(&mut d.to_vec());
     let spread = robust_spread(d).max(shared);
     if spread <= 0.0 || !spread.is_finite() {
-        return whole;
+        return None;
     }
     let kept: Vec<bool> = d
         .iter()
         .map(|x| (x - centre).abs() <= INTERFERED_CUT * spread)
         .collect();
     let count = kept.iter().filter(|k| **k).count();
-    if 2 * count > d.len() && count >= MIN_KEPT {
-        kept
-    } else {
-        whole
-    }
+    (count < d.len() && 2 * count > d.len() && count >= MIN_KEPT).then_some(kept)
 }
 
 /// A single-round benchmark's floors from the others' moves ([`others_spread`] and
@@ -410,24 +407,26 @@ mod tests {
         // One interfered round among calm ones.
         assert_eq!(
             undisturbed(&[0.01, -0.005, 0.6, 0.0], 0.01),
-            [true, true, false, true]
+            Some(vec![true, true, false, true])
         );
         // Both ways: a slowed base reads as a head far faster.
         assert_eq!(
             undisturbed(&[0.01, -0.45, 0.0, 0.02, 0.6], 0.01),
-            [true, false, true, true, false]
+            Some(vec![true, false, true, true, false])
         );
         // Two camps: no majority to trust, every round stays.
-        assert_eq!(undisturbed(&[0.0, 0.0, 0.5, 0.5], 0.01), [true; 4]);
+        assert_eq!(undisturbed(&[0.0, 0.0, 0.5, 0.5], 0.01), None);
         // Three rounds with one off would keep two: too few, every round stays.
-        assert_eq!(undisturbed(&[0.0, 0.01, 0.5], 0.01), [true; 3]);
+        assert_eq!(undisturbed(&[0.0, 0.01, 0.5], 0.01), None);
         // Two rounds cannot say which one moved.
-        assert_eq!(undisturbed(&[0.0, 0.5], 0.01), [true; 2]);
+        assert_eq!(undisturbed(&[0.0, 0.5], 0.01), None);
+        // Calm rounds: none set aside.
+        assert_eq!(undisturbed(&[0.0, 0.01, -0.01, 0.005], 0.01), None);
         // The comparison's shared spread keeps a 3% round among three that agree to 0.1%.
-        assert_eq!(undisturbed(&[0.0, 0.001, 0.0005, 0.03], 0.01), [true; 4]);
+        assert_eq!(undisturbed(&[0.0, 0.001, 0.0005, 0.03], 0.01), None);
         assert_eq!(
             undisturbed(&[0.0, 0.001, 0.0005, 0.03], 0.001),
-            [true, true, true, false]
+            Some(vec![true, true, true, false])
         );
     }
 

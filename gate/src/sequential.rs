@@ -40,17 +40,20 @@ pub const MIN_ROUNDS_FOR_LARGE_MOVES: usize = 3;
 impl Plan {
     /// Whether a benchmark that moved as far as its limit may be decided at `rounds` rounds.
     pub fn may_decide_large_move_at(self, rounds: usize) -> bool {
-        match self {
-            Plan::Fixed => true,
-            Plan::Sequential { max, .. } => rounds >= MIN_ROUNDS_FOR_LARGE_MOVES.min(max),
-        }
+        self.reached(rounds, MIN_ROUNDS_FOR_LARGE_MOVES)
     }
 
     /// Whether a `regressed` may be claimed at `rounds` rounds.
     pub fn may_fail_at(self, rounds: usize) -> bool {
+        self.reached(rounds, MIN_ROUNDS_TO_FAIL)
+    }
+
+    /// Whether `rounds` is at least `needed`, or the plan's last look: a fixed plan has no
+    /// more rounds coming, so it is always there.
+    fn reached(self, rounds: usize, needed: usize) -> bool {
         match self {
             Plan::Fixed => true,
-            Plan::Sequential { max, .. } => rounds >= MIN_ROUNDS_TO_FAIL.min(max),
+            Plan::Sequential { max, .. } => rounds >= needed.min(max),
         }
     }
 
