@@ -90,6 +90,7 @@ pub fn judge(input: &CountInput<'_>, limit: f64, policy: &Policy) -> BenchmarkRe
         bound: None,
         detectable: None,
         too_noisy: None,
+        futile: false,
         quarantined,
     };
     if !(base > 0.0 && head > 0.0) {

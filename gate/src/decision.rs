@@ -33,13 +33,14 @@ use crate::counts::{self, CountInput};
 
 use crate::noise::{
     Assessed, Floors, Rounds, assess, fit_prior, observed_variance, others_spread,
-    plain_others_spread, shared_spread, undisturbed,
+    plain_others_spread, robust_spread, shared_spread, undisturbed,
 };
 use crate::policy::{Policy, Statistic};
 use crate::stats::{mean, t_quantile};
 
 pub use crate::noise::{MIN_HISTORY, NoiseSource, UNCALIBRATED_DF, UNCALIBRATED_RUN_NOISE};
 pub use crate::sequential::Plan;
+use crate::sequential::{self, FUTILITY_POWER, Side};
 
 /// A round's statistic of a measurement (ns per iteration), as history must be built with it.
 pub fn round_statistic(measurement: &Measurement, statistic: Statistic) -> f64 {
@@ -237,6 +238,10 @@ pub struct BenchmarkResult {
     /// call a change as large as the limit `regressed`: the rounds it was judged at, and the
     /// change that would be detectable there.
     pub too_noisy: Option<TooNoisy>,
+    /// Set on an adaptive comparison's `inconclusive` when more rounds, up to the plan's last,
+    /// were unlikely to decide it (see [`crate::sequential::FUTILITY_POWER`]): the runner stops
+    /// it there, as it stops a decided one.
+    pub futile: bool,
     /// The reason from `benchgate.toml`'s `[[quarantine]]`: reported, never deciding.
     pub quarantined: Option<String>,
 }
@@ -392,6 +397,7 @@ pub fn evaluate_with(input: &Input<'_>, policy: &Policy, plan: Plan) -> Decision
             bound: None,
             detectable: None,
             too_noisy: None,
+            futile: false,
             quarantined: policy.quarantine_reason(id).map(str::to_owned),
         };
         let count_event = custom
@@ -657,6 +663,39 @@ pub fn evaluate_with(input: &Input<'_>, policy: &Policy, plan: Plan) -> Decision
         let half_width = quantile(0.5 + policy.confidence / 2.0, k.df) * k.se;
         let kept_mask = kept_masks[i].as_deref();
         let kept_n = kept_of_rounds(&candidate.changes, kept_mask).count();
+        // Stopped for futility: more rounds would hardly decide it. A benchmark that moved
+        // past its limit is left to be confirmed.
+        let futile = match plan {
+            Plan::Sequential { max, .. }
+                if verdict == Verdict::Inconclusive
+                    && plan.may_stop_for_futility_at(n)
+                    && n < max
+                    && a.d.max(k.d) < log_limit =>
+            {
+                let more = (max - n) as f64;
+                let last_share = plan.share(max);
+                // Rounds to come that interference moves are set aside too: their spread is at
+                // most the rounds' robust one (which a minority of interfered rounds cannot
+                // inflate).
+                let pass = Side {
+                    estimate: k.d + k.pass_excess,
+                    round_sd: (k.pass_se * (kept_n as f64).sqrt()).min(robust_spread(&d_values[i])),
+                    quantile: quantile(1.0 - (1.0 - policy.confidence) * last_share, k.df + more),
+                    rounds: kept_n as f64,
+                };
+                let regressed = Side {
+                    estimate: a.d,
+                    round_sd: a.se * (n as f64).sqrt(),
+                    quantile: quantile(
+                        1.0 - policy.false_alarm_rate * last_share / compared,
+                        a.claim_df + more,
+                    ),
+                    rounds: n as f64,
+                };
+                sequential::power(pass, regressed, more, log_limit) < FUTILITY_POWER
+            }
+            _ => false,
+        };
         let geometric =
             |values: &mut dyn Iterator<Item = f64>| (values.sum::<f64>() / kept_n as f64).exp();
         results.push(BenchmarkResult {
@@ -687,6 +726,7 @@ pub fn evaluate_with(input: &Input<'_>, policy: &Policy, plan: Plan) -> Decision
             }),
             detectable: Some(detectable),
             too_noisy,
+            futile,
             quarantined: policy.quarantine_reason(candidate.id).map(str::to_owned),
         });
     }

@@ -5,6 +5,8 @@
 //! and whenever the runner stops (alpha spending with a union bound over the looks: no
 //! assumption about how the looks correlate, so valid under optional stopping).
 
+use crate::stats::normal_cdf;
+
 /// The looks a comparison gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Plan {
@@ -37,7 +39,68 @@ pub const MIN_ROUNDS_TO_FAIL: usize = 4;
 /// head far faster, and would hide a real slowdown behind a `pass`.
 pub const MIN_ROUNDS_FOR_LARGE_MOVES: usize = 3;
 
+/// An adaptive comparison stops a benchmark still `inconclusive` once the chance that the
+/// plan's last look decides it falls below this ([`Outlook::power`]). Stopping for futility
+/// only ever reads `inconclusive`, so it cannot raise either error rate; it spends the rounds
+/// where they can still decide something. On the busy recording the benchmarks it stops are
+/// those whose rounds swing ±30–70% (a random hash seed per process): left to run they took
+/// all 8 rounds and mostly stayed undecided (docs/accuracy.md).
+pub const FUTILITY_POWER: f64 = 0.1;
+
+/// Rounds an adaptive comparison runs before it may stop a benchmark for futility: the
+/// trend of fewer is itself too noisy to give up on (from 5, busy throughput comparisons
+/// cost 3.04 rounds, more than 3 fixed rounds).
+pub const MIN_ROUNDS_FOR_FUTILITY: usize = 4;
+
+/// One side of a decision as seen from a look: the estimate it rests on, the per-round
+/// standard deviation of that estimate, and the quantile the last look would use.
+#[derive(Debug, Clone, Copy)]
+pub struct Side {
+    /// The estimate (`d̂`, plus any excess the bound adds).
+    pub estimate: f64,
+    /// The per-round standard deviation.
+    pub round_sd: f64,
+    /// The last look's quantile for this side's bound.
+    pub quantile: f64,
+    /// Rounds so far this side rests on.
+    pub rounds: f64,
+}
+
+impl Side {
+    /// The chance that, after `more` rounds drawn like these, the bound clears `limit`
+    /// (from below for `pass`, from above for `regressed`).
+    fn chance(self, more: f64, limit: f64, passing: bool) -> f64 {
+        let total = self.rounds + more;
+        // Predictive power: the last look's mean is (n·d̂ + m·future) / (n + m); with d̂ itself
+        // uncertain it moves by σ·√(m / (n·(n + m))) around d̂. Its standard error is then
+        // σ / √(n + m).
+        let drift = self.round_sd * (more / (total * self.rounds)).sqrt();
+        let margin = self.quantile * self.round_sd / total.sqrt();
+        let room = if passing {
+            limit - margin - self.estimate
+        } else {
+            self.estimate - limit - margin
+        };
+        if drift > 0.0 {
+            normal_cdf(room / drift)
+        } else {
+            f64::from(u8::from(room > 0.0))
+        }
+    }
+}
+
+/// The chance that `more` rounds decide a benchmark: its `pass` side's bound falls below
+/// `limit` or its `regressed` side's rises above it at the last look.
+pub fn power(pass: Side, regressed: Side, more: f64, limit: f64) -> f64 {
+    (pass.chance(more, limit, true) + regressed.chance(more, limit, false)).min(1.0)
+}
+
 impl Plan {
+    /// Whether a benchmark still undecided at `rounds` rounds may be stopped for futility.
+    pub fn may_stop_for_futility_at(self, rounds: usize) -> bool {
+        self.reached(rounds, MIN_ROUNDS_FOR_FUTILITY)
+    }
+
     /// Whether a benchmark that moved as far as its limit may be decided at `rounds` rounds.
     pub fn may_decide_large_move_at(self, rounds: usize) -> bool {
         self.reached(rounds, MIN_ROUNDS_FOR_LARGE_MOVES)
@@ -101,5 +164,40 @@ mod tests {
         assert_eq!(Plan::Fixed.share(3), 1.0);
         assert!((Plan::adaptive(6).share(2) - 0.2).abs() < 1e-12);
         assert_eq!(Plan::adaptive(6).max_rounds(), Some(6));
+    }
+
+    fn side(estimate: f64, round_sd: f64, quantile: f64) -> Side {
+        Side {
+            estimate,
+            round_sd,
+            quantile,
+            rounds: 4.0,
+        }
+    }
+
+    #[test]
+    fn power_is_the_predictive_chance_that_the_last_look_clears_the_limit() {
+        // 4 rounds so far, 4 to come: the last look's mean moves by σ·√(4 / (8·4)) and its
+        // bound sits t·σ/√8 above it. Values from scipy.stats.norm.cdf.
+        let quiet = power(side(0.0, 0.1, 2.0), side(0.0, 0.1, 5.0), 4.0, 0.14);
+        // (0.14 − 2·0.1/√8) / (0.1·√(1/8)) = 1.95980: norm.cdf = 0.974991.
+        assert!((quiet - 0.974_991).abs() < 1e-5, "{quiet}");
+        let hopeless = power(side(0.0, 0.3, 3.0), side(0.0, 0.3, 5.0), 4.0, 0.14);
+        // (0.14 − 3·0.3/√8) / (0.3·√(1/8)) = −1.68007: norm.cdf = 0.046474; the regressed
+        // side, (−0.14 − 5·0.3/√8) / 0.106066 = −6.32, adds nothing visible.
+        assert!((hopeless - 0.046_474).abs() < 1e-5, "{hopeless}");
+        assert!(hopeless < FUTILITY_POWER && quiet > FUTILITY_POWER);
+        // A benchmark heading past the limit: the regressed side carries it.
+        let slowed = power(side(0.3, 0.05, 3.0), side(0.3, 0.05, 5.0), 4.0, 0.14);
+        assert!(slowed > 0.99, "{slowed}");
+        // No rounds to come: the bound as it stands.
+        assert_eq!(
+            power(side(0.0, 0.01, 2.0), side(0.0, 0.01, 5.0), 0.0, 0.14),
+            1.0
+        );
+        assert_eq!(
+            power(side(0.2, 0.01, 2.0), side(0.1, 0.01, 5.0), 0.0, 0.14),
+            0.0
+        );
     }
 }

@@ -514,23 +514,11 @@ fn a_significant_slowdown_whose_bound_reaches_the_limit_is_inconclusive_not_warn
 
 #[test]
 fn adaptive_looks_confirm_a_regression_at_the_fourth_round_and_show_what_is_detectable() {
-    use benchgate_gate::decision::{Plan, evaluate_with};
+    use benchgate_gate::decision::Plan;
     let mut cases = quiet(12);
     cases.push(case("parse/json", 0.50, 0.005));
     let (base, head) = rounds(&cases, 4, 7);
-    let history = HashMap::new();
-    let at = |n: usize| {
-        evaluate_with(
-            &Input {
-                mode: Mode::SameJobAb,
-                base_rounds: &base[..n],
-                head_rounds: &head[..n],
-                history: &history,
-            },
-            &Policy::default(),
-            Plan::adaptive(8),
-        )
-    };
+    let at = |n: usize| look(&base, &head, n, Plan::adaptive(8));
     let json = |d: &benchgate_gate::decision::Decision| {
         d.benchmarks
             .iter()
@@ -559,7 +547,7 @@ fn adaptive_looks_confirm_a_regression_at_the_fourth_round_and_show_what_is_dete
     );
     assert!(fourth.too_noisy.is_none());
     // The same rounds with one look spend the whole rate: the bound is tighter.
-    let fixed = json(&decide(&base[..4], &head[..4], &history));
+    let fixed = json(&decide(&base[..4], &head[..4], &HashMap::new()));
     assert!(fixed.bound.unwrap().lower.unwrap() > fourth.bound.unwrap().lower.unwrap());
 }
 
@@ -598,20 +586,9 @@ fn a_round_a_neighbour_slowed_is_set_aside_and_the_benchmark_still_passes() {
     assert_eq!(csv.set_aside, 1);
     assert_eq!(csv.rounds, 5);
     // The comment says so in the row, and perf-summary.json carries it.
-    let context = benchgate_gate::report::Context::default();
-    let comment = benchgate_gate::report::render_markdown(&decision, &context, &Policy::default());
-    let row = comment
-        .lines()
-        .find(|l| l.starts_with("| `parse/csv`"))
-        .unwrap();
+    let row = comment_row(&decision, "parse/csv");
     assert!(row.ends_with("| 5 (1 set aside) |"), "{row}");
-    let json = benchgate_gate::report::summary_json(&decision, &context, &Policy::default());
-    let entry = json["benchmarks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["id"] == "parse/csv")
-        .unwrap();
+    let entry = summary_entry(&decision, "parse/csv");
     assert_eq!(entry["set_aside"], 1);
     assert_eq!(entry["rounds"], 5);
     // The ratio and its band are the four rounds kept: no trace of the 55%.
@@ -659,4 +636,104 @@ fn result_of(
     id: &str,
 ) -> benchgate_gate::decision::BenchmarkResult {
     d.benchmarks.iter().find(|b| b.id == id).unwrap().clone()
+}
+
+#[test]
+fn an_adaptive_benchmark_that_more_rounds_would_not_decide_is_stopped_and_a_suspected_slowdown_is_not()
+ {
+    use benchgate_gate::decision::Plan;
+    let mut cases = quiet(12);
+    // Rounds that swing by tens of per cent (a random hash seed per process), a quiet benchmark
+    // 14% slower (at its limit), and one 30% slower but noisy.
+    cases.push(case("hash/map", 0.0, 0.01));
+    cases.push(case("parse/csv", 0.14, 0.01));
+    cases.push(case("parse/json", 0.30, 0.15));
+    let (base, mut head) = rounds(&cases, 8, 23);
+    // `HashMap::insert/100`'s changes in four rounds of identical code on the busy recording
+    // (tests/fixtures/recordings/busy), then it goes on swinging.
+    let swings = [-0.311, 0.082, 0.739, -0.009, 0.45, -0.2, 0.6, -0.3];
+    for (k, swing) in swings.iter().enumerate() {
+        let b = base[k]
+            .iter()
+            .find(|m| m.id.as_str() == "hash/map")
+            .unwrap();
+        let slowed = measurement("hash/map", b.median.point * f64::exp(*swing), 0.005, None);
+        *head[k]
+            .iter_mut()
+            .find(|m| m.id.as_str() == "hash/map")
+            .unwrap() = slowed;
+    }
+    let at = |n: usize, plan: Plan| look(&base, &head, n, plan);
+    let map = result_of(&at(4, Plan::adaptive(8)), "hash/map");
+    assert_eq!(map.verdict, Verdict::Inconclusive, "{map:?}");
+    assert!(map.futile, "{map:?}");
+    // Not before round 4, not at the last look (nothing more to stop), not with a fixed plan.
+    assert!(!result_of(&at(3, Plan::adaptive(8)), "hash/map").futile);
+    assert!(!result_of(&at(8, Plan::adaptive(8)), "hash/map").futile);
+    assert!(!result_of(&at(4, Plan::Fixed), "hash/map").futile);
+    // The quiet ones are decided, never stopped; a benchmark whose rounds read past its limit
+    // is left to be confirmed, however noisy.
+    let fourth = at(4, Plan::adaptive(8));
+    for id in ["q00", "q11"] {
+        let q = result_of(&fourth, id);
+        assert_eq!((q.verdict, q.futile), (Verdict::Pass, false), "{q:?}");
+    }
+    // A change sitting at its limit is stopped too: no number of rounds tells 14.5% from 15%.
+    let csv = result_of(&fourth, "parse/csv");
+    assert_eq!(
+        (csv.verdict, csv.futile),
+        (Verdict::Inconclusive, true),
+        "{csv:?}"
+    );
+    let json = result_of(&fourth, "parse/json");
+    assert!(json.ratio.unwrap() > 1.15 && !json.futile, "{json:?}");
+    // The comment says so in the row, and perf-summary.json carries it.
+    let row = comment_row(&fourth, "hash/map");
+    assert!(row.ends_with("| 4 (stopped early) |"), "{row}");
+    assert_eq!(summary_entry(&fourth, "hash/map")["futile"], true);
+    let quiet_entry = summary_entry(&fourth, "q00");
+    assert!(quiet_entry.get("futile").is_none(), "{quiet_entry}");
+}
+
+/// The decision at the look after `n` of the rounds, under `plan`.
+fn look(
+    base: &[Vec<Measurement>],
+    head: &[Vec<Measurement>],
+    n: usize,
+    plan: benchgate_gate::decision::Plan,
+) -> benchgate_gate::decision::Decision {
+    benchgate_gate::decision::evaluate_with(
+        &Input {
+            mode: Mode::SameJobAb,
+            base_rounds: &base[..n],
+            head_rounds: &head[..n],
+            history: &HashMap::new(),
+        },
+        &Policy::default(),
+        plan,
+    )
+}
+
+/// The comment's table row of `id`.
+fn comment_row(decision: &benchgate_gate::decision::Decision, id: &str) -> String {
+    let context = benchgate_gate::report::Context::default();
+    let comment = benchgate_gate::report::render_markdown(decision, &context, &Policy::default());
+    comment
+        .lines()
+        .find(|l| l.starts_with(&format!("| `{id}`")))
+        .unwrap()
+        .to_owned()
+}
+
+/// `id`'s entry in perf-summary.json.
+fn summary_entry(decision: &benchgate_gate::decision::Decision, id: &str) -> serde_json::Value {
+    let context = benchgate_gate::report::Context::default();
+    let json = benchgate_gate::report::summary_json(decision, &context, &Policy::default());
+    json["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["id"] == id)
+        .unwrap()
+        .clone()
 }

@@ -700,14 +700,25 @@ pub(super) async fn run_rounds(
             policy,
             args.rounds.plan(),
         );
+        let mut stopped = Vec::new();
         for b in &so_far.benchmarks {
             if b.ratio.is_some()
                 && b.rounds == round + 1
-                && b.verdict != Verdict::Inconclusive
+                && (b.verdict != Verdict::Inconclusive || b.futile)
                 && !decided.contains_key(&b.id)
             {
+                if b.futile {
+                    stopped.push(b.id.as_str());
+                }
                 decided.insert(b.id.clone(), b.clone());
             }
+        }
+        if !stopped.is_empty() {
+            eprintln!(
+                "benchgate: stopped after {} rounds, more unlikely to decide them: {}",
+                round + 1,
+                stopped.join(", ")
+            );
         }
         // Counts were decided by their one run; only wall time takes more rounds.
         let open: Vec<String> = so_far

@@ -12,6 +12,7 @@ use crate::decision::{
 };
 use crate::noise::INTERFERED_CUT;
 use crate::policy::Policy;
+use crate::sequential::FUTILITY_POWER;
 
 pub mod links;
 mod summary;
@@ -335,16 +336,31 @@ fn row(b: &BenchmarkResult, with_verdict: bool) -> Vec<String> {
         limit_text(b),
         bound_text(b),
         detectable_text(b),
-        match (b.rounds, b.set_aside) {
-            (0, _) => "-".to_owned(),
-            (rounds, 0) => rounds.to_string(),
-            (rounds, aside) => format!("{rounds} ({aside} set aside)"),
-        },
+        rounds_text(b),
     ]);
     if let Some(reason) = &b.quarantined {
         cells[0] = format!("{} (quarantined: {})", cells[0], reason.replace('|', "\\|"));
     }
     cells
+}
+
+/// The rounds a verdict took, with those set aside and whether it was stopped for futility.
+fn rounds_text(b: &BenchmarkResult) -> String {
+    if b.rounds == 0 {
+        return "-".to_owned();
+    }
+    let mut notes = Vec::new();
+    if b.set_aside > 0 {
+        notes.push(format!("{} set aside", b.set_aside));
+    }
+    if b.futile {
+        notes.push("stopped early".to_owned());
+    }
+    if notes.is_empty() {
+        b.rounds.to_string()
+    } else {
+        format!("{} ({})", b.rounds, notes.join(", "))
+    }
 }
 
 /// An id as instruction counts and wall time are matched: lower case, every run of other
@@ -641,7 +657,8 @@ pub fn render_markdown_linked(
         }
         let _ = writeln!(
             out,
-            "**change** is the head against the base, in the measure shown (time, or throughput where the benchmark declares one); **decided on** is the bound the verdict rests on; **detectable** is the smallest slowdown that would read `regressed` at this noise and round count; **rounds** is how many A/B rounds the verdict took; a round **set aside** moved more than {INTERFERED_CUT} robust spreads from the benchmark's other rounds (a neighbour on the machine slowing one run): `pass`, the change and its band rest on the rounds kept, and a `regressed` must hold with every round and without those.\n\n</details>"
+            "**change** is the head against the base, in the measure shown (time, or throughput where the benchmark declares one); **decided on** is the bound the verdict rests on; **detectable** is the smallest slowdown that would read `regressed` at this noise and round count; **rounds** is how many A/B rounds the verdict took; a round **set aside** moved more than {INTERFERED_CUT} robust spreads from the benchmark's other rounds (a neighbour on the machine slowing one run): `pass`, the change and its band rest on the rounds kept, and a `regressed` must hold with every round and without those; **stopped early** means more rounds, up to `--max-rounds`, had less than a {:.0}% chance of deciding it, so none were run.\n\n</details>",
+            FUTILITY_POWER * 100.0
         );
     }
     out

@@ -87,6 +87,8 @@ struct SummaryBenchmark<'a> {
     detectable: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     too_noisy: Option<TooNoisy>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    futile: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     quarantined: Option<Cow<'a, str>>,
 }
@@ -168,6 +170,7 @@ pub fn summary<'a>(decision: &'a Decision, context: &'a Context, policy: &Policy
                 bound: b.bound,
                 detectable: b.detectable,
                 too_noisy: b.too_noisy,
+                futile: b.futile,
                 quarantined: b.quarantined.as_deref().map(Cow::Borrowed),
             })
             .collect(),
@@ -307,6 +310,7 @@ pub fn read_summary(path: &std::path::Path, text: &str) -> crate::Result<ReadSum
             bound: b.bound,
             detectable: b.detectable,
             too_noisy: b.too_noisy,
+            futile: b.futile,
             quarantined,
         });
     }
