@@ -34,7 +34,8 @@ pub struct BudgetLine {
     pub ns: f64,
 }
 
-/// The large chart: every point (a circle each, with a tooltip of its run number, commit, date
+/// The large chart: one position per run, oldest first, the axis labelled with the day each ran;
+/// every point (a circle each, with a tooltip of its run number, commit, date
 /// and value, and a link to `{commit_url}{commit}` when given), the interval as a band, change
 /// points as red vertical lines, overridden commits as green triangles, budgets as orange
 /// dashed lines. Values spanning more than [`LOG_SCALE_RATIO`] are drawn on a log axis, which
@@ -81,15 +82,26 @@ pub fn trend_svg(
             .build_cartesian_2d(-0.5f64..(n as f64 - 0.5).max(0.5), y_bottom..y_top)
             .ok()?;
         let measure = unit.map_or("time per iteration".to_owned(), |u| format!("value ({u})"));
+        // One position per run, in order (runs are what the detector and the gate count),
+        // labelled with the day each ran.
+        let day_of = |x: &f64| {
+            let index = x.round();
+            if (x - index).abs() > 1e-6 || index < 0.0 {
+                return String::new();
+            }
+            points
+                .get(index as usize)
+                .map_or_else(String::new, |p| crate::site::date(p.recorded_at_ms))
+        };
         chart
             .configure_mesh()
-            .x_desc("run (oldest first)")
+            .x_desc("run date (UTC; one position per run, oldest first)")
             .y_desc(match scale {
                 Scale::Linear => measure,
                 Scale::Log => format!("{measure}, log scale"),
             })
-            .x_labels(10)
-            .x_label_formatter(&|x| format!("{}", x.round() as i64))
+            .x_labels(8)
+            .x_label_formatter(&day_of)
             .y_label_formatter(&|y| format_measure(scale.value(*y), unit))
             .light_line_style(RGBColor(235, 235, 235))
             .draw()

@@ -59,6 +59,18 @@ fn a_step_with_its_change_point_and_an_override() {
     // and in each tooltip.
     assert_eq!(svg.matches("stroke=\"#6E7781\"").count(), 1, "{svg}");
     assert!(svg.contains("· fastest 121.5 ns</title>"), "{svg}");
+    // The axis is labelled with each run's day (run 8 ran on 2023-11-22), not a run number.
+    assert!(svg.contains(">\n2023-11-22\n</text>"), "{svg}");
+    assert!(svg.contains("run date (UTC"), "{svg}");
+    // Three runs: the axis's half-run ticks get no label, and no day is written twice.
+    let three = trend_svg("parse/json", &points[..3], &[], &[], None, None).unwrap();
+    for day in ["2023-11-14", "2023-11-15", "2023-11-16"] {
+        assert_eq!(
+            three.matches(&format!(">\n{day}\n</text>")).count(),
+            1,
+            "{three}"
+        );
+    }
     insta::assert_snapshot!("trend_step", svg);
     insta::assert_snapshot!("sparkline_step", sparkline_svg(&values));
 }
