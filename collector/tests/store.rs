@@ -149,6 +149,7 @@ on_both_engines!(
     runs_of_several_repositories_and_trees_keep_their_own_benchmarks,
     the_minimum_and_median_are_kept_as_columns_for_history,
     statistic_series_follow_the_order_of_the_runs_given,
+    the_gate_view_keeps_every_field_and_the_two_best_samples,
     many_tasks_ingesting_the_same_runs_store_each_once,
     a_delivery_is_claimed_by_one_worker_until_its_claim_lapses,
     prune_removes_old_pr_runs_gone_benchmarks_and_deliveries_and_keeps_the_history,
@@ -324,6 +325,112 @@ async fn the_minimum_and_median_are_kept_as_columns_for_history(t: &TestStore) {
             .unwrap(),
         minimums
     );
+}
+
+async fn the_gate_view_keeps_every_field_and_the_two_best_samples(t: &TestStore) {
+    use benchgate_collector::{CustomMetric, Direction, Estimate, Samples};
+    let store = t.open().await;
+    let mut measurements = merkle_forge();
+    // A higher-is-better custom metric (its best samples are its highest) and a single count.
+    let custom = |id: &str, direction: Direction, values: Vec<f64>| Measurement {
+        id: benchgate_collector::BenchmarkId::parse(id).unwrap(),
+        throughput: None,
+        mean: Estimate {
+            point: values[0],
+            lower: values[0],
+            upper: values[0],
+            confidence_level: 0.95,
+        },
+        median: Estimate {
+            point: values[0],
+            lower: values[0],
+            upper: values[0],
+            confidence_level: 0.95,
+        },
+        sampling_mode: None,
+        samples: Samples::new(vec![1.0; values.len()], values).unwrap(),
+        custom: Some(CustomMetric {
+            unit: if direction == Direction::HigherIsBetter {
+                "ops/s".into()
+            } else {
+                "instructions".into()
+            },
+            direction,
+        }),
+    };
+    measurements.push(custom(
+        "metrics/throughput",
+        Direction::HigherIsBetter,
+        vec![5.0, 9.0, 7.0, 8.5],
+    ));
+    measurements.push(custom(
+        "metrics/instructions",
+        Direction::LowerIsBetter,
+        vec![1234.0],
+    ));
+    let id = store
+        .ingest(&new_run(measurements.clone()))
+        .await
+        .unwrap()
+        .run_id();
+    let view = store.gate_view(id).await.unwrap().unwrap();
+    let stored = store.get_run(id).await.unwrap().measurements;
+    assert_eq!(view.len(), 32);
+    for (seen, whole) in view.iter().zip(&stored) {
+        assert_eq!(seen.id, whole.id);
+        assert_eq!(
+            (
+                &seen.throughput,
+                &seen.mean,
+                &seen.median,
+                &seen.sampling_mode,
+                &seen.custom
+            ),
+            (
+                &whole.throughput,
+                &whole.mean,
+                &whole.median,
+                &whole.sampling_mode,
+                &whole.custom
+            ),
+            "{}",
+            whole.id
+        );
+        let mut best: Vec<f64> = whole.samples.per_iteration().collect();
+        best.sort_by(f64::total_cmp);
+        if whole.custom.as_ref().map(|c| c.direction) == Some(Direction::HigherIsBetter) {
+            best.reverse();
+        }
+        let expected = if best.len() == 1 {
+            vec![best[0], best[0]]
+        } else {
+            best[..2].to_vec()
+        };
+        assert_eq!(
+            seen.samples.per_iteration().collect::<Vec<_>>(),
+            expected,
+            "{}: the two best, bit for bit",
+            whole.id
+        );
+    }
+    let by_id = |name: &str| view.iter().find(|m| m.id.as_str() == name).unwrap();
+    assert_eq!(by_id("metrics/throughput").samples.times(), [9.0, 8.5]);
+    assert_eq!(
+        by_id("metrics/instructions").samples.times(),
+        [1234.0, 1234.0]
+    );
+    // A run stored before the view existed has none: the gate reads its measurements.
+    store.close().await;
+    t.execute("UPDATE runs SET gate_view = NULL").await;
+    let store = t.open().await;
+    assert!(store.gate_view(id).await.unwrap().is_none());
+    assert!(matches!(
+        store
+            .gate_view(benchgate_collector::RunId::parse(&(id.get() + 1).to_string()).unwrap())
+            .await,
+        Err(benchgate_collector::Error::RunNotFound(_))
+    ));
+    store.close().await;
 }
 
 async fn statistic_series_follow_the_order_of_the_runs_given(t: &TestStore) {
@@ -561,6 +668,16 @@ async fn prune_removes_old_pr_runs_gone_benchmarks_and_deliveries_and_keeps_the_
         let expected = if name.starts_with("new") { &kept } else { &all };
         assert_eq!(&run.measurements, expected, "{name} kept whole");
     }
+    // The gate's view of a run that lost measurements is dropped (the gate then reads what is
+    // left); an untouched run keeps its own.
+    for name in ["old push 1", "old push 2"] {
+        assert!(
+            store.gate_view(ids[name]).await.unwrap().is_none(),
+            "{name}"
+        );
+    }
+    let view = store.gate_view(ids["new push"]).await.unwrap().unwrap();
+    assert_eq!(view.len(), 25);
     // The packed history no longer names a removed measurement, and still reads.
     let history = store
         .statistic_series(

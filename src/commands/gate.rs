@@ -125,6 +125,22 @@ impl Source {
         }
     }
 
+    /// A run's measurements for a decision: the store's packed view where it tells the same
+    /// (`view_suffices`) and the run has one, which reads one row instead of a row per
+    /// benchmark; every sample otherwise.
+    async fn measurements_to_judge(
+        &self,
+        id: RunId,
+        view: bool,
+    ) -> anyhow::Result<Vec<Measurement>> {
+        if let (Source::Local(store), true) = (self, view)
+            && let Some(measurements) = store.gate_view(id).await?
+        {
+            return Ok(measurements);
+        }
+        self.measurements(id).await
+    }
+
     async fn statistic_series(
         &self,
         runs: &[RunId],
@@ -164,6 +180,17 @@ pub async fn gate(
     .await;
     store.close().await;
     outcome
+}
+
+/// Whether the store's gate view decides as every sample would: it keeps each measurement's
+/// two best samples, all that the minimum and its within-run interval read (the median reads
+/// Criterion's estimate); other quantiles and budgets need every sample.
+fn view_suffices(policy: &benchgate_gate::Policy) -> bool {
+    let statistic = match policy.statistic {
+        Statistic::Median => true,
+        Statistic::Quantile(q) => q == 0.0,
+    };
+    statistic && policy.budgets.is_empty()
 }
 
 /// ln(statistic) per benchmark over `runs`, in order: the median and the minimum come straight
@@ -218,9 +245,10 @@ async fn decide(
     let summary = store.run_summary(head_id).await.context("--head")?;
     // The head's measurements load while the baseline is found and loaded: on a 10,000-benchmark
     // run each side is tens of milliseconds of SQLite and decoding, and they share nothing.
+    let view = view_suffices(policy);
     let head_measurements = tokio::spawn({
         let store = store.clone();
-        async move { store.measurements(head_id).await }
+        async move { store.measurements_to_judge(head_id, view).await }
     });
     let start = match base_commit {
         Some(sha) => CommitSha::parse(sha).context("--base-commit")?,
@@ -288,7 +316,7 @@ async fn decide(
     let base_measurements = tokio::spawn({
         let store = store.clone();
         let id = baseline.id;
-        async move { store.measurements(id).await }
+        async move { store.measurements_to_judge(id, view).await }
     });
     let history = history_of(store, &history_runs, policy.statistic).await?;
 

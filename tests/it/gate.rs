@@ -150,6 +150,66 @@ fn history_on_the_fingerprint_calibrates_the_noise() {
         "the calibrated, unchanged benchmarks pass"
     );
     assert_eq!(code, Some(1));
+
+    // The runs' packed gate view (one row a run) decides exactly as their measurements: with
+    // the views gone, as for runs stored before them, the report is the same to the byte. A
+    // policy on another quantile reads every sample, view or not (from the view's two best
+    // samples its p25 would differ).
+    let args = [
+        "--head",
+        head.as_str(),
+        "--base-commit",
+        commits[11].as_str(),
+    ];
+    std::fs::write(dir.path().join("p25.toml"), "[gate]\nstatistic = \"p25\"\n").unwrap();
+    let p25_args = [&args[..], &["--config", "p25.toml"]].concat();
+    let (with_views, p25_with_views) = (
+        gate_output(dir.path(), &args),
+        gate_output(dir.path(), &p25_args),
+    );
+    sql(
+        &dir.path().join(".benchgate/benchgate.db"),
+        "UPDATE runs SET gate_view = NULL",
+    );
+    let (without, p25_without) = (
+        gate_output(dir.path(), &args),
+        gate_output(dir.path(), &p25_args),
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&with_views),
+        String::from_utf8_lossy(&without)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&p25_with_views),
+        String::from_utf8_lossy(&p25_without)
+    );
+    assert_ne!(p25_without, without, "the p25 policy judged something else");
+}
+
+/// `benchgate gate --format json` with `args`: its stdout.
+fn gate_output(dir: &Path, args: &[&str]) -> Vec<u8> {
+    let mut all = vec!["gate", "--format", "json"];
+    all.extend_from_slice(args);
+    let output = benchgate(dir, &all);
+    assert!(output.status.code() != Some(2), "{}", stderr(&output));
+    output.stdout
+}
+
+/// Runs `statement` on the SQLite store at `db`.
+fn sql(db: &Path, statement: &str) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let mut connection = <sqlx::SqliteConnection as sqlx::Connection>::connect(&format!(
+            "sqlite://{}",
+            db.display()
+        ))
+        .await
+        .unwrap();
+        sqlx::query(sqlx::AssertSqlSafe(statement.to_owned()))
+            .execute(&mut connection)
+            .await
+            .unwrap();
+    });
 }
 
 #[test]

@@ -176,7 +176,11 @@ impl Store {
                                 .collect();
                             encode_statistics_entries(&kept)
                         });
-                    sqlx::query("UPDATE runs SET n_benchmarks = $2, statistics = $3 WHERE id = $1")
+                    // The gate's view is dropped: the gate reads the measurements left instead.
+                    sqlx::query(
+                        "UPDATE runs SET n_benchmarks = $2, statistics = $3, gate_view = NULL \
+                         WHERE id = $1",
+                    )
                         .bind(run)
                         .bind(left)
                         .bind(statistics)

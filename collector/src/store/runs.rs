@@ -75,6 +75,7 @@ impl Store {
         for<'q> Option<i64>: sqlx::Encode<'q, DB>,
         for<'q> f64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
         for<'q> Vec<u8>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+        for<'q> Option<Vec<u8>>: sqlx::Encode<'q, DB>,
         (i64,): for<'r> sqlx::FromRow<'r, DB::Row>,
     {
         let db = self.db_error();
@@ -244,8 +245,9 @@ impl Store {
             insert.build().execute(&mut **tx).await.map_err(&db)?;
         }
 
-        sqlx::query("UPDATE runs SET statistics = $1 WHERE id = $2")
+        sqlx::query("UPDATE runs SET statistics = $1, gate_view = $2 WHERE id = $3")
             .bind(encode_run_statistics(&rows))
+            .bind(encode_gate_view(&rows))
             .bind(run_id)
             .execute(&mut **tx)
             .await
@@ -255,6 +257,27 @@ impl Store {
         Ok(match previous {
             Some(previous) => IngestOutcome::Replaced { id, previous },
             None => IngestOutcome::Created(id),
+        })
+    }
+
+    /// A run's measurements as the gate reads them (`runs.gate_view`): every field but the
+    /// samples, of which each keeps only its two best per iteration. Enough for the minimum
+    /// statistic, its within-run interval and the median; not for other quantiles or budgets,
+    /// which need [`Store::get_run`]. `None` for a run without the view (stored before it
+    /// existed, or pruned since).
+    pub async fn gate_view(&self, id: RunId) -> Result<Option<Vec<Measurement>>> {
+        with_pool!(self, pool => {
+            let view: Option<Option<Vec<u8>>> =
+                sqlx::query_scalar("SELECT gate_view FROM runs WHERE id = $1")
+                    .bind(id.get())
+                    .fetch_optional(pool)
+                    .await
+                    .map_err(self.db_error())?;
+            let view = view.ok_or(Error::RunNotFound(id.get()))?;
+            Ok(view.as_deref().and_then(decode_gate_view).map(|mut measurements| {
+                measurements.sort_unstable_by(|a, b| a.id.cmp(&b.id));
+                measurements
+            }))
         })
     }
 
