@@ -86,6 +86,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
             None => Rounds::Adaptive {
                 max: args.max_rounds as usize,
                 budget: args.budget,
+                stop_futile: true,
             },
         },
         command: &args.command,
@@ -140,10 +141,14 @@ pub(super) enum Rounds {
     /// Exactly this many.
     Fixed(usize),
     /// From 2 to `max`, each round after the second running only the undecided benchmarks,
-    /// until none is left, `max` is reached, or benchmarking has taken `budget`.
+    /// until none is left, `max` is reached, or benchmarking has taken `budget`. With
+    /// `stop_futile`, a benchmark more rounds would hardly decide is stopped too (`ab`, where
+    /// an undecided benchmark only costs CI time); a bisection's probe runs on to `max`, as an
+    /// inconclusive probe leaves the whole search unresolved.
     Adaptive {
         max: usize,
         budget: Option<Duration>,
+        stop_futile: bool,
     },
 }
 
@@ -687,7 +692,12 @@ pub(super) async fn run_rounds(
                 .with_context(|| format!("{what}: storing the run"))?;
             rounds[index].push(run.measurements);
         }
-        let Rounds::Adaptive { budget, .. } = args.rounds else {
+        let Rounds::Adaptive {
+            budget,
+            stop_futile,
+            ..
+        } = args.rounds
+        else {
             continue;
         };
         if round + 1 < 2 {
@@ -704,7 +714,7 @@ pub(super) async fn run_rounds(
         for b in &so_far.benchmarks {
             if b.ratio.is_some()
                 && b.rounds == round + 1
-                && (b.verdict != Verdict::Inconclusive || b.futile)
+                && (b.verdict != Verdict::Inconclusive || (b.futile && stop_futile))
                 && !decided.contains_key(&b.id)
             {
                 if b.futile {

@@ -215,6 +215,7 @@ pub(super) async fn bisect(request: &Request<'_>) -> anyhow::Result<Value> {
             rounds: Rounds::Adaptive {
                 max: request.max_rounds as usize,
                 budget: None,
+                stop_futile: false,
             },
             command: request.command,
             instructions: None,
