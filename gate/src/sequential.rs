@@ -40,7 +40,7 @@ pub const MIN_ROUNDS_TO_FAIL: usize = 4;
 pub const MIN_ROUNDS_FOR_LARGE_MOVES: usize = 3;
 
 /// An adaptive comparison stops a benchmark still `inconclusive` once the chance that the
-/// plan's last look decides it falls below this ([`Outlook::power`]). Stopping for futility
+/// plan's last look decides it falls below this ([`power`]). Stopping for futility
 /// only ever reads `inconclusive`, so it cannot raise either error rate; it spends the rounds
 /// where they can still decide something. On the busy recording the benchmarks it stops are
 /// those whose rounds swing ±30–70% (a random hash seed per process): left to run they took
@@ -83,8 +83,10 @@ impl Side {
         };
         if drift > 0.0 {
             normal_cdf(room / drift)
+        } else if room > 0.0 {
+            1.0
         } else {
-            f64::from(u8::from(room > 0.0))
+            0.0
         }
     }
 }

@@ -186,11 +186,17 @@ pub async fn gate(
 /// two best samples, all that the minimum and its within-run interval read (the median reads
 /// Criterion's estimate); other quantiles and budgets need every sample.
 fn view_suffices(policy: &benchgate_gate::Policy) -> bool {
-    let statistic = match policy.statistic {
-        Statistic::Median => true,
-        Statistic::Quantile(q) => q == 0.0,
-    };
-    statistic && policy.budgets.is_empty()
+    stored_statistic(policy.statistic).is_some() && policy.budgets.is_empty()
+}
+
+/// The store's column of `statistic` (the median, the minimum), if it keeps one: what history
+/// and the gate view can be read from without the samples.
+fn stored_statistic(statistic: Statistic) -> Option<StoredStatistic> {
+    match statistic {
+        Statistic::Median => Some(StoredStatistic::Median),
+        Statistic::Quantile(0.0) => Some(StoredStatistic::Min),
+        Statistic::Quantile(_) => None,
+    }
 }
 
 /// ln(statistic) per benchmark over `runs`, in order: the median and the minimum come straight
@@ -200,12 +206,7 @@ async fn history_of(
     runs: &[RunId],
     statistic: Statistic,
 ) -> anyhow::Result<HashMap<String, Vec<f64>>> {
-    let stored = match statistic {
-        Statistic::Median => Some(StoredStatistic::Median),
-        Statistic::Quantile(0.0) => Some(StoredStatistic::Min),
-        Statistic::Quantile(_) => None,
-    };
-    let values: HashMap<String, Vec<f64>> = match stored {
+    let values: HashMap<String, Vec<f64>> = match stored_statistic(statistic) {
         Some(stored) => store.statistic_series(runs, stored).await?,
         None => {
             let mut values: HashMap<String, Vec<f64>> = HashMap::new();
