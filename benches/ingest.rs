@@ -7,7 +7,9 @@
 //! - `read_tree_and_store`: the reader plus one SQLite transaction into a fresh, migrated file.
 //!
 //! Target (the speed issue): `read_tree_and_store` within 1.3× the floor. The bench prints
-//! both ratios to the floor after the run (from Criterion's own estimates).
+//! both ratios to the floor after the run (from Criterion's own estimates); with
+//! `BENCHGATE_BENCH_METRICS=FILE` it also writes them to FILE as custom metrics, for
+//! `benchgate ingest --metrics` (benchgate's own CI gates them: `perf-self.yml`).
 //! Run: `cargo bench --bench ingest`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests and benches fail loudly
@@ -155,11 +157,12 @@ fn ingest(c: &mut Criterion) {
         })
     });
     group.finish();
-    ratios(
+    let measured = ratios(
         "ingest_1000x100",
         "floor",
         &["read_tree", "read_tree_and_store"],
     );
+    write_metrics("ingest_1000x100", "floor", &measured);
 }
 
 /// What the reader keeps of each file, and nothing else.
@@ -217,8 +220,9 @@ fn floor(dirs: &[PathBuf]) -> usize {
 }
 
 /// Prints each of `others`' median over `floor`'s, from the estimates Criterion just wrote
-/// (`$CRITERION_HOME`, else `target/criterion`); says so if it cannot find them.
-fn ratios(group: &str, floor: &str, others: &[&str]) {
+/// (`$CRITERION_HOME`, else `target/criterion`), and returns them; says so if it cannot find
+/// them.
+fn ratios<'a>(group: &str, floor: &str, others: &[&'a str]) -> Vec<(&'a str, f64)> {
     let home = std::env::var_os("CRITERION_HOME").map_or_else(
         || Path::new(env!("CARGO_MANIFEST_DIR")).join("target/criterion"),
         PathBuf::from,
@@ -233,14 +237,46 @@ fn ratios(group: &str, floor: &str, others: &[&str]) {
             "no estimates for {group}/{floor} under {}: no ratios",
             home.display()
         );
-        return;
+        return Vec::new();
     };
+    let mut measured = Vec::new();
     for other in others {
         match median(other) {
-            Some(m) => println!("{group}/{other}: {:.2}x the {floor} (medians)", m / base),
+            Some(m) => {
+                println!("{group}/{other}: {:.2}x the {floor} (medians)", m / base);
+                measured.push((*other, m / base));
+            }
             None => println!("no estimates for {group}/{other}"),
         }
     }
+    measured
+}
+
+/// With `BENCHGATE_BENCH_METRICS=FILE`, adds each ratio to FILE as a custom metric in Bencher's
+/// JSON (`{group}/{name}_to_{floor}`, lower is better), keeping what other benches wrote there:
+/// `benchgate ingest --metrics FILE` then stores and gates the ratios beside Criterion's times
+/// (`.github/workflows/perf-self.yml`). A ratio is the same on a faster or a slower runner, so
+/// it compares across the runners of a shared pool better than a time does.
+fn write_metrics(group: &str, floor: &str, measured: &[(&str, f64)]) {
+    let Some(path) = std::env::var_os("BENCHGATE_BENCH_METRICS").map(PathBuf::from) else {
+        return;
+    };
+    let mut metrics: serde_json::Map<String, serde_json::Value> = fs::read(&path)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .unwrap_or_default();
+    let entry = metrics
+        .entry(group.to_owned())
+        .or_insert_with(|| serde_json::json!({}));
+    for (name, ratio) in measured {
+        entry[format!("{name}_to_{floor}")] = serde_json::json!({
+            "value": ratio,
+            "unit": "x",
+            "direction": "lower",
+        });
+    }
+    fs::write(&path, serde_json::to_vec_pretty(&metrics).unwrap()).unwrap();
+    println!("ratios written to {}", path.display());
 }
 
 criterion_group!(benches, ingest);

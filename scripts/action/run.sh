@@ -23,6 +23,12 @@ if [ -n "$dashboard_url" ]; then
     export BENCHGATE_DASHBOARD_URL="$dashboard_url"
 fi
 read -r -a bench_command <<< "${INPUT_BENCH_COMMAND:-cargo bench --workspace}"
+# Custom metrics the bench command writes (Bencher's JSON), stored beside Criterion's results.
+metrics_args=()
+if [ -n "${INPUT_METRICS:-}" ]; then
+    read -r -a metrics_files <<< "$INPUT_METRICS"
+    for file in "${metrics_files[@]}"; do metrics_args+=(--metrics "$file"); done
+fi
 instructions_args=()
 count_instructions() { :; }
 if [ "${INPUT_INSTRUCTIONS:-false}" = true ]; then
@@ -65,7 +71,23 @@ case "$mode" in
         "${bench_command[@]}"
         count_instructions
         sha="$(head_sha)"
-        run="$(benchgate ingest --kind pr --commit "${sha:-$(git rev-parse HEAD)}")"
+        run="$(benchgate ingest --kind pr --commit "${sha:-$(git rev-parse HEAD)}" "${metrics_args[@]}")"
+        if [ ${#collector_args[@]} -gt 0 ]; then
+            run="$(benchgate upload "$run" "${collector_args[@]}")"
+        fi
+        benchgate gate --head "$run" "${collector_args[@]}" "${config_args[@]}" "${warn_args[@]}" \
+            "${publish_args[@]}" --out-json perf-summary.json --out-md perf-summary.md
+        ;;
+    push)
+        # A push to a branch (main, as a rule): store the run and gate it against the newest
+        # stored run of its nearest first-parent ancestor on this machine, the previous commit's
+        # when it ran. The check goes on the pushed commit; there is no pull request to comment.
+        if [ "$(git rev-parse --is-shallow-repository 2>/dev/null)" = true ]; then
+            git fetch --no-tags --deepen=50 origin 2>/dev/null || true
+        fi
+        "${bench_command[@]}"
+        count_instructions
+        run="$(benchgate ingest --kind push "${metrics_args[@]}")"
         if [ ${#collector_args[@]} -gt 0 ]; then
             run="$(benchgate upload "$run" "${collector_args[@]}")"
         fi
@@ -75,7 +97,7 @@ case "$mode" in
     nightly)
         "${bench_command[@]}"
         count_instructions
-        run="$(benchgate ingest --kind nightly)"
+        run="$(benchgate ingest --kind nightly "${metrics_args[@]}")"
         if [ ${#collector_args[@]} -gt 0 ]; then
             benchgate upload "$run" "${collector_args[@]}"
         fi
@@ -102,7 +124,7 @@ case "$mode" in
             "${requested_args[@]}" "${warn_args[@]}"
         ;;
     *)
-        echo "::error title=benchgate::unknown mode '$mode' (pr, ab, nightly, override, request, publish)"
+        echo "::error title=benchgate::unknown mode '$mode' (pr, ab, push, nightly, override, request, publish)"
         exit 2
         ;;
 esac

@@ -520,6 +520,108 @@ fn a_release_whose_checksum_does_not_match_is_not_installed() {
     assert!(world.service_runs().is_empty());
 }
 
+/// A push to main, the way benchgate's own benches run (`.github/workflows/perf-self.yml`):
+/// no collector, so the local store travels from job to job in `actions/cache`; each push is
+/// stored and gated against the previous commit's stored run. The commit that does the seal's
+/// work eight times in code is reported regressed on a neutral check on that commit, and with
+/// `warn-only` the job still passes. The custom metrics file the bench command leaves (here a
+/// ratio to a floor, as benchgate's ingest bench writes it) is stored and gated beside
+/// Criterion's results.
+#[test]
+fn a_push_to_main_is_stored_and_gated_against_the_previous_commit_warn_only() {
+    let world = World::new(true);
+    let [a, b, _] = world.commits.clone();
+    let bench = bench_command();
+    let metrics = |ratio: f64| {
+        json!({"ingest": {"store_to_floor": {
+            "value": ratio, "lower_value": ratio * 0.99, "upper_value": ratio * 1.01,
+            "unit": "x", "direction": "lower"
+        }}})
+        .to_string()
+    };
+    let with = vec![
+        ("mode", "push"),
+        ("version", VERSION),
+        ("download-url", world.download_url.as_str()),
+        ("bench-command", bench.as_str()),
+        ("metrics", "speed.json"),
+        ("warn-only", "true"),
+    ];
+    let push_event = |sha: &str| json!({"ref": "refs/heads/main", "after": sha});
+
+    // A: stored, nothing to compare with yet.
+    std::fs::write(world.workspace.join("speed.json"), metrics(2.0)).unwrap();
+    let job = world.job("push-a", "push", push_event(&a), &a);
+    let first = job.run(&with);
+    assert!(first.succeeded(), "{}", first.logs());
+    assert_eq!(
+        first.step("Restore the store (no collector)").outcome,
+        Outcome::Success,
+        "{}",
+        first.logs()
+    );
+    assert_eq!(first.outputs["verdict"], "no-baseline", "{}", first.logs());
+
+    // B, the next push: gated against A's run, restored from the cache on a fresh runner.
+    std::fs::write(world.workspace.join("speed.json"), metrics(6.0)).unwrap();
+    let mut job = world.job("push-b", "push", push_event(&b), &b);
+    job.github.insert("run_id".into(), "4243".into());
+    let second = job.run(&with);
+    assert!(
+        second.succeeded(),
+        "warn-only: a regression on a push is reported, the job passes\n{}",
+        second.logs()
+    );
+    assert_eq!(second.outputs["verdict"], "regressed", "{}", second.logs());
+    let summary = report(&second);
+    assert_eq!(
+        summary["base_commit"],
+        a.as_str(),
+        "the previous commit's run"
+    );
+    assert_eq!(summary["head_commit"], b.as_str());
+    let slowed = benchmark(&summary, SLOWED);
+    assert_eq!(slowed["verdict"], "regressed", "{slowed:#}");
+    let ratio = slowed["ratio"].as_f64().unwrap();
+    assert!(
+        (4.0..14.0).contains(&ratio),
+        "eight times the work: {ratio}"
+    );
+    let metric = benchmark(&summary, "ingest/store_to_floor");
+    let ratio = metric["ratio"].as_f64().unwrap();
+    assert!((ratio - 3.0).abs() < 1e-9, "6.0 over 2.0: {metric:#}");
+    // One value a side and no history yet: tripled, yet not confirmed, and never `pass`.
+    assert_eq!(metric["verdict"], "inconclusive", "{metric:#}");
+    assert_eq!(metric["uncalibrated"], true, "{metric:#}");
+    assert!(
+        second.summary.contains("benchgate regressed") && second.summary.contains(SLOWED),
+        "{}",
+        second.summary
+    );
+
+    world.github.assert_no_violations();
+    let data = world.github.data();
+    assert!(
+        data.comments.is_empty(),
+        "a push has no pull request to comment on"
+    );
+    let checks: Vec<(&str, &str)> = data
+        .check_runs
+        .iter()
+        .map(|c| {
+            (
+                c["head_sha"].as_str().unwrap(),
+                c["conclusion"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        checks,
+        [(a.as_str(), "neutral"), (b.as_str(), "neutral")],
+        "a check on each pushed commit; warn-only keeps a regression neutral"
+    );
+}
+
 /// A maintainer-triggered run through the Action, as `.github/workflows/perf-run.yml` wires its
 /// three jobs: `request` (a writer's `/benchgate run`) pins the head and base; `bench` checks out
 /// that head and runs same-job A/B against that base with no token, and saves the artifact;
