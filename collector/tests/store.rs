@@ -419,14 +419,42 @@ async fn the_gate_view_keeps_every_field_and_the_two_best_samples(t: &TestStore)
         by_id("metrics/instructions").samples.times(),
         [1234.0, 1234.0]
     );
+    // The dashboard's trend reads the same values from the views as from the measurements,
+    // in the same order, for a run with a view beside one without.
+    let mut second = new_run(measurements.clone());
+    second.meta.attempt = 2;
+    let second = store.ingest(&second).await.unwrap().run_id();
+    let from_views = store.trend_rows().await.unwrap();
+    assert_eq!(from_views.len(), 64);
+    let row = |rows: &[benchgate_collector::store::TrendRow], name: &str| {
+        rows.iter().find(|r| r.benchmark == name).unwrap().clone()
+    };
+    let throughput = row(&from_views, "metrics/throughput");
+    assert_eq!(
+        (throughput.min, throughput.median),
+        (9.0, 5.0),
+        "its highest"
+    );
+    assert_eq!(throughput.unit.as_deref(), Some("ops/s"));
+    assert_eq!(row(&from_views, "metrics/instructions").min, 1234.0);
+    assert_eq!(row(&from_views, &stored[0].id.to_string()).unit, None);
     // A run stored before the view existed has none: the gate reads its measurements.
+    store.close().await;
+    t.execute(&format!(
+        "UPDATE runs SET gate_view = NULL WHERE id = {}",
+        second.get()
+    ))
+    .await;
+    let store = t.open().await;
+    assert_eq!(store.trend_rows().await.unwrap(), from_views);
     store.close().await;
     t.execute("UPDATE runs SET gate_view = NULL").await;
     let store = t.open().await;
+    assert_eq!(store.trend_rows().await.unwrap(), from_views);
     assert!(store.gate_view(id).await.unwrap().is_none());
     assert!(matches!(
         store
-            .gate_view(benchgate_collector::RunId::parse(&(id.get() + 1).to_string()).unwrap())
+            .gate_view(benchgate_collector::RunId::parse(&(second.get() + 1).to_string()).unwrap())
             .await,
         Err(benchgate_collector::Error::RunNotFound(_))
     ));

@@ -452,3 +452,74 @@ fn a_rebuild_draws_only_the_machines_whose_data_changed() {
     );
     assert!(flat_index.is_file() && marked(&rune));
 }
+
+/// Every file of the site under `dir`, by its path inside it.
+fn files(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut todo = vec![dir.to_owned()];
+    while let Some(at) = todo.pop() {
+        for entry in std::fs::read_dir(&at).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                todo.push(path);
+            } else {
+                let bytes = std::fs::read(&path).unwrap();
+                out.insert(path.strip_prefix(dir).unwrap().to_owned(), bytes);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_trend_read_from_each_runs_packed_view_draws_the_site_its_measurements_draw() {
+    // The dashboard reads each run's values from its one-row gate view where it has one; runs
+    // stored before the view (or trimmed by prune) are read from their measurements. The two
+    // must draw the same site to the byte: every chart, tooltip, table and change point.
+    let dir = tempfile::tempdir().unwrap();
+    // Real Criterion recordings too, whose best sample is not their median: three runs.
+    for (i, run) in ["run-01", "run-02", "run-03"].iter().enumerate() {
+        let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/recordings/idle")
+            .join(format!("{run}.jsonl"));
+        let output = benchgate(
+            dir.path(),
+            &[
+                "ingest",
+                "--cargo-criterion-json",
+                file.to_str().unwrap(),
+                "--repo",
+                "acme/recorded",
+                "--kind",
+                "push",
+                "--commit",
+                &format!("{}", i + 1).repeat(40),
+            ],
+        );
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    }
+    let with_views = files(&site(dir.path()));
+    crate::gate::sql(
+        &dir.path().join(".benchgate/benchgate.db"),
+        "UPDATE runs SET gate_view = NULL",
+    );
+    let out = dir.path().join("site-without-views");
+    let output = benchgate(
+        dir.path(),
+        &["dashboard", "--full", "--out", out.to_str().unwrap()],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let without = files(&out);
+    assert!(with_views.len() > 60, "{} files", with_views.len());
+    assert_eq!(
+        with_views.keys().collect::<Vec<_>>(),
+        without.keys().collect::<Vec<_>>()
+    );
+    for (path, bytes) in &with_views {
+        assert!(
+            bytes == &without[path],
+            "{} differs with and without the views",
+            path.display()
+        );
+    }
+}

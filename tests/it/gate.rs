@@ -196,7 +196,7 @@ fn gate_output(dir: &Path, args: &[&str]) -> Vec<u8> {
 }
 
 /// Runs `statement` on the SQLite store at `db`.
-fn sql(db: &Path, statement: &str) {
+pub(crate) fn sql(db: &Path, statement: &str) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
         let mut connection = <sqlx::SqliteConnection as sqlx::Connection>::connect(&format!(

@@ -141,11 +141,13 @@ impl Store {
     /// fingerprint, benchmark, commit, recorded at ms, median, lower, upper), oldest run first.
     pub async fn trend_rows(&self) -> Result<Vec<TrendRow>> {
         with_pool!(self, pool => {
-            // The runs and the benchmarks' names once each, and the measurements as numbers:
-            // joining the names into every measurement made SQLite copy four strings per row,
-            // most of the dashboard's load time.
-            let runs: Vec<(i64, String, String, String, i64)> = sqlx::query_as(
-                "SELECT r.id, repo.name, f.hash, r.commit_sha, r.recorded_at_ms \
+            // Each run's packed gate view holds every value a trend shows: one row per run
+            // instead of a row per measurement, which sqlx copies value by value (most of the
+            // dashboard's load time). Runs without a usable view (stored before it, or trimmed
+            // by prune) are read from the measurements, their benchmarks' names once each.
+            type RunRow = (i64, String, String, String, i64, Option<Vec<u8>>);
+            let runs: Vec<RunRow> = sqlx::query_as(
+                "SELECT r.id, repo.name, f.hash, r.commit_sha, r.recorded_at_ms, r.gate_view \
                  FROM runs r JOIN repositories repo ON repo.id = r.repository_id \
                  JOIN fingerprints f ON f.id = r.fingerprint_id \
                  WHERE r.kind <> 'pr' AND (r.branch IS NULL OR r.branch <> $1) \
@@ -155,52 +157,75 @@ impl Store {
             .fetch_all(pool)
             .await
             .map_err(self.db_error())?;
-            let names: HashMap<i64, String> = sqlx::query_as("SELECT id, name FROM benchmarks")
-                .fetch_all(pool)
-                .await
-                .map_err(self.db_error())?
-                .into_iter()
-                .collect();
-            type Values = (i64, i64, f64, f64, f64, Option<f64>, Option<String>);
-            let measurements: Vec<Values> = sqlx::query_as(
-                "SELECT m.run_id, m.benchmark_id, m.median_point, m.median_lower, \
-                 m.median_upper, m.min_point, m.unit FROM measurements m \
-                 JOIN runs r ON r.id = m.run_id \
-                 WHERE r.kind <> 'pr' AND (r.branch IS NULL OR r.branch <> $1) \
-                 ORDER BY m.run_id, m.id",
-            )
-            .bind(BISECT_BRANCH)
-            .fetch_all(pool)
-            .await
-            .map_err(self.db_error())?;
-            let position: HashMap<i64, usize> =
-                runs.iter().enumerate().map(|(i, run)| (run.0, i)).collect();
-            let mut per_run: Vec<Vec<Values>> = vec![Vec::new(); runs.len()];
-            for values in measurements {
-                if let Some(&at) = position.get(&values.0) {
-                    per_run[at].push(values);
+            let mut per_run: Vec<Vec<TrendValues>> = Vec::with_capacity(runs.len());
+            let mut unpacked: Vec<RunId> = Vec::new();
+            let mut position: HashMap<i64, usize> = HashMap::new();
+            for (at, run) in runs.iter().enumerate() {
+                match run.5.as_deref().and_then(decode_trend_view) {
+                    Some(values) => per_run.push(values),
+                    None => {
+                        per_run.push(Vec::new());
+                        unpacked.push(RunId::from_row(run.0));
+                        position.insert(run.0, at);
+                    }
+                }
+            }
+            if !unpacked.is_empty() {
+                let names: HashMap<i64, String> =
+                    sqlx::query_as("SELECT id, name FROM benchmarks")
+                        .fetch_all(pool)
+                        .await
+                        .map_err(self.db_error())?
+                        .into_iter()
+                        .collect();
+                type Values = (i64, i64, f64, f64, f64, Option<f64>, Option<String>);
+                for chunk in unpacked.chunks(500) {
+                    let measurements: Vec<Values> = in_runs(
+                        "SELECT m.run_id, m.benchmark_id, m.median_point, m.median_lower, \
+                         m.median_upper, m.min_point, m.unit FROM measurements m \
+                         WHERE m.run_id IN (",
+                        chunk,
+                    )
+                    .push(" ORDER BY m.run_id, m.id")
+                    .build_query_as()
+                    .fetch_all(pool)
+                    .await
+                    .map_err(self.db_error())?;
+                    for (run, benchmark, median, lower, upper, min, unit) in measurements {
+                        let Some(&at) = position.get(&run) else {
+                            continue;
+                        };
+                        let name = names.get(&benchmark).ok_or_else(|| Error::CorruptRow {
+                            table: "measurements",
+                            reason: format!("benchmark {benchmark} has no name"),
+                        })?;
+                        // Runs stored before the minimum was kept have none: their median.
+                        per_run[at].push((
+                            name.clone(),
+                            median,
+                            lower,
+                            upper,
+                            min.unwrap_or(median),
+                            unit,
+                        ));
+                    }
                 }
             }
             let mut out = Vec::with_capacity(per_run.iter().map(Vec::len).sum());
-            for ((_, repository, fingerprint, commit, recorded_at_ms), values) in
+            for ((_, repository, fingerprint, commit, recorded_at_ms, _), values) in
                 runs.iter().zip(per_run)
             {
-                for (_, benchmark, median, lower, upper, min, unit) in values {
-                    let benchmark = names.get(&benchmark).ok_or_else(|| Error::CorruptRow {
-                        table: "measurements",
-                        reason: format!("benchmark {benchmark} has no name"),
-                    })?;
+                for (benchmark, median, lower, upper, min, unit) in values {
                     out.push(TrendRow {
                         repository: repository.clone(),
                         fingerprint: fingerprint.clone(),
-                        benchmark: benchmark.clone(),
+                        benchmark,
                         commit: commit.clone(),
                         recorded_at_ms: u64::try_from(*recorded_at_ms).unwrap_or(0),
                         median,
                         lower,
                         upper,
-                        // Runs stored before the minimum was kept have none: their median.
-                        min: min.unwrap_or(median),
+                        min,
                         unit,
                     });
                 }
