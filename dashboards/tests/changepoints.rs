@@ -46,7 +46,23 @@ type Column = (usize, Vec<usize>);
 /// One history as a table: every run (in date order) × every benchmark, and the benchmarks with
 /// 20 points or more as (column, the runs they have a value in).
 fn table(corpus: &Path, name: &str) -> (Rows, Vec<Column>) {
-    let path = corpus.join(name).join("dev/bench/data.js");
+    table_of(corpus, name, 20)
+}
+
+/// A history's data file: `dev/bench/data.js`, else `data.json` (git-bench writes that).
+fn data_file(corpus: &Path, name: &str) -> PathBuf {
+    let dir = corpus.join(name).join("dev/bench");
+    let js = dir.join("data.js");
+    if js.is_file() {
+        js
+    } else {
+        dir.join("data.json")
+    }
+}
+
+/// As [`table`], keeping the benchmarks with `min_points` points or more.
+fn table_of(corpus: &Path, name: &str, min_points: usize) -> (Rows, Vec<Column>) {
+    let path = data_file(corpus, name);
     let entries = history::read(&path, &std::fs::read_to_string(&path).unwrap()).unwrap();
     let mut names: BTreeMap<String, usize> = BTreeMap::new();
     for entry in &entries {
@@ -67,7 +83,7 @@ fn table(corpus: &Path, name: &str) -> (Rows, Vec<Column>) {
             let runs: Vec<usize> = (0..rows.len()).filter(|&r| rows[r][b].is_some()).collect();
             (b, runs)
         })
-        .filter(|(_, runs)| runs.len() >= 20)
+        .filter(|(_, runs)| runs.len() >= min_points)
         .collect();
     (rows, columns)
 }
@@ -188,6 +204,11 @@ fn shared_corpus(test: &str) -> Option<PathBuf> {
 /// `normalize`, each series is freed of what its runs shared first, as the site does it
 /// (`Shared::new` and `Shared::adjust`, computed with the injected step in place).
 fn measure(corpus: &Path, normalize: bool) -> Measured {
+    measure_on(corpus, &HISTORIES, 20, normalize)
+}
+
+/// [`measure`] on `histories`, counting the benchmarks with `min_points` points or more.
+fn measure_on(corpus: &Path, histories: &[&str], min_points: usize, normalize: bool) -> Measured {
     let config = Config::default();
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let mut table = String::from(
@@ -197,8 +218,8 @@ fn measure(corpus: &Path, normalize: bool) -> Measured {
     let mut all_near = 0usize;
     let mut all_hits = [0usize; 4];
     let mut all_trials = 0usize;
-    for name in HISTORIES {
-        let (rows, columns) = self::table(corpus, name);
+    for &name in histories {
+        let (rows, columns) = self::table_of(corpus, name, min_points);
         let shared = normalize.then(|| Shared::new(&rows, &config));
         let points: usize = columns.iter().map(|(_, runs)| runs.len()).sum();
         let (mut false_points, mut unseen, mut near) = (0usize, 0usize, 0usize);
@@ -277,6 +298,24 @@ fn measure(corpus: &Path, normalize: bool) -> Measured {
         chance,
         recall,
     }
+}
+
+/// The site's detector on histories its defaults were not chosen on (series of 16 points or
+/// more), for docs/changepoints.md:
+/// `cargo test -p benchgate-dashboards --release --test changepoints -- --ignored --nocapture`.
+#[test]
+#[ignore = "a comparison table, not a check"]
+fn histories_it_was_not_tuned_on() {
+    let Some(corpus) = shared_corpus("histories_it_was_not_tuned_on") else {
+        return;
+    };
+    let histories = [
+        "pulseengine__rivet",
+        "risinglightdb__risinglight",
+        "fedemagnani__git-bench",
+    ];
+    let measured = measure_on(&corpus, &histories, 16, true);
+    println!("Histories it was not tuned on:\n{}", measured.table);
 }
 
 /// The same detector on each series as it is, for comparison (docs/changepoints.md):
@@ -412,7 +451,7 @@ fn searched(corpus: &Path) -> Vec<Searched> {
 
 /// The benchmark names of `name`'s history, by column (as [`table`] numbers them).
 fn benchmark_names(corpus: &Path, name: &str) -> Vec<String> {
-    let path = corpus.join(name).join("dev/bench/data.js");
+    let path = data_file(corpus, name);
     let entries = history::read(&path, &std::fs::read_to_string(&path).unwrap()).unwrap();
     let mut names: Vec<String> = Vec::new();
     for entry in &entries {
