@@ -215,7 +215,7 @@ impl Shared {
 
     /// Benchmark `b`'s values (`values[i]` from run `runs[i]`) without what their runs shared,
     /// by the quieter of two estimates of it: the whole machine's factor, or the median offset
-    /// of the [`PEERS`] benchmarks whose run-to-run movement is most like `b`'s (the largest
+    /// of the `PEERS` (5) benchmarks whose run-to-run movement is most like `b`'s (the largest
     /// correlation of successive differences). Benchmarks of one kind (memory-bound, say) often
     /// move together and apart from the rest of the suite. Either factor keeps its own steps
     /// ([`transient`]), so a change that slows a whole family of benchmarks stays in each of

@@ -38,7 +38,7 @@ pub struct BudgetLine {
 /// every point (a circle each, with a tooltip of its run number, commit, date
 /// and value, and a link to `{commit_url}{commit}` when given), the interval as a band, change
 /// points as red vertical lines, overridden commits as green triangles, budgets as orange
-/// dashed lines. Values spanning more than [`LOG_SCALE_RATIO`] are drawn on a log axis, which
+/// dashed lines. Values spanning more than `LOG_SCALE_RATIO` are drawn on a log axis, which
 /// says so. `None` for no points.
 pub fn trend_svg(
     title: &str,

@@ -5,11 +5,12 @@
 //! Per benchmark and round k, the change is `d_k = ln(head / base)` of a statistic of the
 //! per-iteration times: the median, or a low quantile (see [`Statistic`]). Its noise comes from between-run variation:
 //! - **rounds** (same-job A/B, R ≥ 2): the spread of the `d_k`, moderated across the benchmarks
-//!   of the comparison (an empirical-Bayes prior worth [`PRIOR_DF`] degrees of freedom, as in
+//!   of the comparison (an empirical-Bayes prior worth between [`crate::noise::MIN_PRIOR_DF`] and
+//!   [`crate::noise::MAX_PRIOR_DF`] degrees of freedom, as in
 //!   limma's moderated t), because machine-level interference is shared by every benchmark;
 //! - **history** (stored baseline, R = 1): the per-run spread of the baseline's benchmark on the
 //!   same fingerprint from at least [`MIN_HISTORY`] runs: `1.4826 · MAD(Δ ln x) / √2`, widened
-//!   to the largest jump seen when the benchmark is bimodal (see [`tail_aware_sigma`]);
+//!   to the largest jump seen when the benchmark is bimodal (see [`crate::stats::tail_aware_sigma`]);
 //! - otherwise the result is **uncalibrated**: it assumes [`UNCALIBRATED_RUN_NOISE`], claims a
 //!   regression only against heavy tails ([`UNCALIBRATED_DF`]), and never claims `pass`.
 //!

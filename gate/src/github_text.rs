@@ -177,7 +177,7 @@ pub fn comment_with_override(existing: &str, note: &OverrideNote) -> String {
 }
 
 /// The override recorded in a sticky comment's override block: (login, the head's first 12
-/// hex digits, reason), as [`override_block`] writes them. `None` when there is none.
+/// hex digits, reason), as `override_block` writes them. `None` when there is none.
 pub fn override_in_comment(body: &str) -> Option<(String, String, String)> {
     let start = body.find(OVERRIDE_START)? + OVERRIDE_START.len();
     let end = start + body[start..].find(OVERRIDE_END)?;

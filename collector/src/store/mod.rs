@@ -1,7 +1,7 @@
 //! The store: runs, their fingerprints and measurements, through sqlx, in an embedded SQLite
 //! file (WAL; the default) or a PostgreSQL database (for several service instances). All SQL
 //! of benchgate lives in this module, written once in the dialect both engines speak (`$N`
-//! parameters, `ON CONFLICT`, `RETURNING`) and run on either pool by [`with_pool!`]; only the
+//! parameters, `ON CONFLICT`, `RETURNING`) and run on either pool by `with_pool!`; only the
 //! schema (`migrations/sqlite`, `migrations/postgres`) and how a write takes its lock differ.
 
 use std::collections::HashMap;
