@@ -227,19 +227,6 @@ pub(super) fn decode_gate_view(bytes: &[u8]) -> Option<Vec<Measurement>> {
         .collect()
 }
 
-/// What a trend reads of one `runs.gate_view` entry (the other keys are skipped).
-#[derive(serde::Deserialize)]
-struct TrendEntry<'a> {
-    #[serde(borrow, rename = "i")]
-    id: std::borrow::Cow<'a, str>,
-    #[serde(rename = "m")]
-    median: [f64; 3],
-    #[serde(borrow, rename = "u", default)]
-    custom: Option<(std::borrow::Cow<'a, str>, std::borrow::Cow<'a, str>)>,
-    #[serde(rename = "b")]
-    best: [f64; 2],
-}
-
 /// One measurement of a trend, as read from a run's gate view: benchmark id, median, its
 /// interval, the best sample (the `min_point` column) and a custom metric's unit.
 pub(super) type TrendValues = (String, f64, f64, f64, f64, Option<String>);
@@ -247,7 +234,7 @@ pub(super) type TrendValues = (String, f64, f64, f64, f64, Option<String>);
 /// A run's trend values from its `runs.gate_view`, in the order its measurements were stored;
 /// `None` when the view does not decode (then the measurements table is read).
 pub(super) fn decode_trend_view(bytes: &[u8]) -> Option<Vec<TrendValues>> {
-    let entries: Vec<TrendEntry<'_>> = serde_json::from_slice(bytes).ok()?;
+    let entries: Vec<ViewEntry<'_>> = serde_json::from_slice(bytes).ok()?;
     Some(
         entries
             .into_iter()
