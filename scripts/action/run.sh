@@ -55,6 +55,20 @@ head_sha() {
     sed -n 's/.*"head": *{[^}]*"sha": *"\([0-9a-f]\{40\}\)".*/\1/p' "$GITHUB_EVENT_PATH" | head -1
 }
 
+# Modes pr and push: benchmark, store the run (ingest ARGS), upload it to the collector if one
+# is set, and gate it against its stored baseline.
+bench_store_and_gate() {
+    "${bench_command[@]}"
+    count_instructions
+    local run
+    run="$(benchgate ingest "$@" "${metrics_args[@]}")"
+    if [ ${#collector_args[@]} -gt 0 ]; then
+        run="$(benchgate upload "$run" "${collector_args[@]}")"
+    fi
+    benchgate gate --head "$run" "${collector_args[@]}" "${config_args[@]}" "${warn_args[@]}" \
+        "${publish_args[@]}" --out-json perf-summary.json --out-md perf-summary.md
+}
+
 case "$mode" in
     ab)
         base_ref="${GITHUB_BASE_REF:+origin/$GITHUB_BASE_REF}"
@@ -68,15 +82,8 @@ case "$mode" in
             --out-json perf-summary.json --out-md perf-summary.md -- "${bench_command[@]}"
         ;;
     pr)
-        "${bench_command[@]}"
-        count_instructions
         sha="$(head_sha)"
-        run="$(benchgate ingest --kind pr --commit "${sha:-$(git rev-parse HEAD)}" "${metrics_args[@]}")"
-        if [ ${#collector_args[@]} -gt 0 ]; then
-            run="$(benchgate upload "$run" "${collector_args[@]}")"
-        fi
-        benchgate gate --head "$run" "${collector_args[@]}" "${config_args[@]}" "${warn_args[@]}" \
-            "${publish_args[@]}" --out-json perf-summary.json --out-md perf-summary.md
+        bench_store_and_gate --kind pr --commit "${sha:-$(git rev-parse HEAD)}"
         ;;
     push)
         # A push to a branch (main, as a rule): store the run and gate it against the newest
@@ -85,14 +92,7 @@ case "$mode" in
         if [ "$(git rev-parse --is-shallow-repository 2>/dev/null)" = true ]; then
             git fetch --no-tags --deepen=50 origin 2>/dev/null || true
         fi
-        "${bench_command[@]}"
-        count_instructions
-        run="$(benchgate ingest --kind push "${metrics_args[@]}")"
-        if [ ${#collector_args[@]} -gt 0 ]; then
-            run="$(benchgate upload "$run" "${collector_args[@]}")"
-        fi
-        benchgate gate --head "$run" "${collector_args[@]}" "${config_args[@]}" "${warn_args[@]}" \
-            "${publish_args[@]}" --out-json perf-summary.json --out-md perf-summary.md
+        bench_store_and_gate --kind push
         ;;
     nightly)
         "${bench_command[@]}"
