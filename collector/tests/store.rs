@@ -100,7 +100,12 @@ impl TestStore {
 
     /// The rows of `table`, counted by the database itself.
     async fn count(&self, table: &str) -> i64 {
-        let sql = sqlx::AssertSqlSafe(format!("SELECT COUNT(*) FROM {table}"));
+        self.scalar(&format!("SELECT COUNT(*) FROM {table}")).await
+    }
+
+    /// The one integer `sql` selects, asked of the database itself.
+    async fn scalar(&self, sql: &str) -> i64 {
+        let sql = sqlx::AssertSqlSafe(sql.to_owned());
         match self {
             TestStore::Sqlite(_, db) => {
                 let mut c = sqlx::SqliteConnection::connect(&format!("sqlite://{}", db.display()))
@@ -116,6 +121,23 @@ impl TestStore {
                 c.close().await.unwrap();
                 n
             }
+        }
+    }
+
+    /// `bytes` as a literal of the engine's blob type.
+    fn blob_literal(&self, bytes: &[u8]) -> String {
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        match self {
+            TestStore::Sqlite(..) => format!("X'{hex}'"),
+            TestStore::Postgres(_) => format!("'\\x{hex}'::bytea"),
+        }
+    }
+
+    /// The SQL function giving a blob's length in bytes.
+    fn length_function(&self) -> &'static str {
+        match self {
+            TestStore::Sqlite(..) => "length",
+            TestStore::Postgres(_) => "octet_length",
         }
     }
 }
@@ -143,6 +165,7 @@ macro_rules! on_both_engines {
 
 on_both_engines!(
     a_run_comes_back_exactly_as_it_went_in,
+    samples_are_stored_in_a_quarter_of_the_bytes_and_older_rows_read_as_written,
     ingesting_the_same_run_twice_stores_nothing_new,
     a_different_run_under_the_same_key_conflicts_unless_replaced,
     a_failure_midway_leaves_no_half_written_run,
@@ -179,6 +202,77 @@ async fn a_run_comes_back_exactly_as_it_went_in(t: &TestStore) {
     assert_eq!(runs[0], stored.summary);
     store.close().await;
     assert_eq!(t.count("measurements").await, 30);
+}
+
+async fn samples_are_stored_in_a_quarter_of_the_bytes_and_older_rows_read_as_written(
+    t: &TestStore,
+) {
+    let store = t.open().await;
+    let run = new_run(merkle_forge());
+    let id = store.ingest(&run).await.unwrap().run_id();
+    store.close().await;
+    assert_eq!(
+        t.scalar("SELECT COUNT(*) FROM measurements WHERE sample_encoding = 1")
+            .await,
+        30
+    );
+    let length = t.length_function();
+    let stored = t
+        .scalar(&format!(
+            "SELECT SUM({length}(sample_iters) + {length}(sample_times)) FROM measurements"
+        ))
+        .await;
+    let as_f64s: usize = run
+        .measurements
+        .iter()
+        .map(|m| 8 * (m.samples.iters().len() + m.samples.times().len()))
+        .sum();
+    // Real Criterion samples: the linear iteration counts take a byte each, the nanosecond
+    // totals three or four.
+    assert!(
+        (stored as f64) < 0.3 * as_f64s as f64,
+        "{stored} bytes stored for {as_f64s} bytes of f64s"
+    );
+
+    // A row written before the encoding (little-endian f64s, sample_encoding 0) reads as written.
+    let legacy = &run.measurements[7];
+    let f64s =
+        |values: &[f64]| -> Vec<u8> { values.iter().flat_map(|v| v.to_le_bytes()).collect() };
+    t.execute(&format!(
+        "UPDATE measurements SET sample_encoding = 0, sample_iters = {}, sample_times = {} \
+         WHERE benchmark_id = (SELECT id FROM benchmarks WHERE name = '{}')",
+        t.blob_literal(&f64s(legacy.samples.iters())),
+        t.blob_literal(&f64s(legacy.samples.times())),
+        legacy.id.as_str().replace('\'', "''"),
+    ))
+    .await;
+    assert_eq!(
+        t.scalar("SELECT COUNT(*) FROM measurements WHERE sample_encoding = 0")
+            .await,
+        1
+    );
+    let store = t.open().await;
+    let stored = store.get_run(id).await.unwrap();
+    assert_eq!(
+        stored.measurements, run.measurements,
+        "every sample, bit for bit, in either encoding"
+    );
+
+    // A blob that is not what its encoding says is refused, naming the benchmark and field.
+    t.execute(&format!(
+        "UPDATE measurements SET sample_times = {} \
+         WHERE benchmark_id = (SELECT id FROM benchmarks WHERE name = '{}')",
+        t.blob_literal(&[1, 2, 3]),
+        legacy.id.as_str().replace('\'', "''"),
+    ))
+    .await;
+    let error = store.get_run(id).await.unwrap_err().to_string();
+    assert!(
+        error.contains(legacy.id.as_str())
+            && error.contains("sample_times is not an array of sample encoding 0"),
+        "{error}"
+    );
+    store.close().await;
 }
 
 #[tokio::test]

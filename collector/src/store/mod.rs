@@ -35,6 +35,7 @@ mod overrides;
 mod prune;
 mod rows;
 mod runs;
+mod samples;
 mod series;
 mod service;
 

@@ -337,7 +337,8 @@ where
 /// The columns `measurement_from_row` reads, in its positional order.
 pub(super) const MEASUREMENT_COLUMNS: &str = "b.name, m.throughput_kind, m.throughput_amount, m.throughput_bytes, \
      m.mean_point, m.mean_lower, m.mean_upper, m.median_point, m.median_lower, m.median_upper, \
-     m.confidence_level, m.sampling_mode, m.sample_iters, m.sample_times, m.unit, m.direction";
+     m.confidence_level, m.sampling_mode, m.sample_iters, m.sample_times, m.unit, m.direction, \
+     m.sample_encoding";
 
 /// A row of [`MEASUREMENT_COLUMNS`], read by position and borrowing its text and blobs.
 pub(super) fn measurement_from_row<'r, R>(row: &'r R) -> Result<Measurement>
@@ -391,10 +392,19 @@ where
         }),
         _ => return Err(corrupt(format!("{name}: a unit without a direction"))),
     };
-    let iters = decode_f64s(row.try_get::<&[u8], _>(12).map_err(get_error)?)
-        .ok_or_else(|| corrupt(format!("{name}: sample_iters is not an f64 array")))?;
-    let times = decode_f64s(row.try_get::<&[u8], _>(13).map_err(get_error)?)
-        .ok_or_else(|| corrupt(format!("{name}: sample_times is not an f64 array")))?;
+    let encoding: i64 = row.try_get(16).map_err(get_error)?;
+    let iters = samples::decode(encoding, row.try_get::<&[u8], _>(12).map_err(get_error)?)
+        .ok_or_else(|| {
+            corrupt(format!(
+                "{name}: sample_iters is not an array of sample encoding {encoding}"
+            ))
+        })?;
+    let times = samples::decode(encoding, row.try_get::<&[u8], _>(13).map_err(get_error)?)
+        .ok_or_else(|| {
+            corrupt(format!(
+                "{name}: sample_times is not an array of sample encoding {encoding}"
+            ))
+        })?;
     Ok(Measurement {
         id: BenchmarkId::parse(name)?,
         throughput,
@@ -434,8 +444,8 @@ pub(super) fn content_hash(run: &NewRun) -> String {
             }
         }
         field(m.sampling_mode.as_deref().unwrap_or("").as_bytes());
-        field(&encode_f64s(m.samples.iters()));
-        field(&encode_f64s(m.samples.times()));
+        field(&samples::encode_f64s(m.samples.iters()));
+        field(&samples::encode_f64s(m.samples.times()));
         // Only custom metrics add fields, so Criterion runs hash as they always did.
         if let Some(custom) = &m.custom {
             field(custom.unit.as_bytes());
@@ -489,26 +499,6 @@ pub(super) fn decode_run_statistics(bytes: &[u8]) -> Option<Vec<(i64, f64, f64)>
                     f64::from_le_bytes(word(&e[8..16])),
                     f64::from_le_bytes(word(&e[16..])),
                 )
-            })
-            .collect(),
-    )
-}
-
-pub(super) fn encode_f64s(values: &[f64]) -> Vec<u8> {
-    values.iter().flat_map(|v| v.to_le_bytes()).collect()
-}
-
-pub(super) fn decode_f64s(bytes: &[u8]) -> Option<Vec<f64>> {
-    let chunks = bytes.chunks_exact(8);
-    if !chunks.remainder().is_empty() {
-        return None;
-    }
-    Some(
-        chunks
-            .map(|chunk| {
-                let mut array = [0u8; 8];
-                array.copy_from_slice(chunk);
-                f64::from_le_bytes(array)
             })
             .collect(),
     )

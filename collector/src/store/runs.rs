@@ -219,7 +219,7 @@ impl Store {
             let mut insert = QueryBuilder::<DB>::new(
                 "INSERT INTO measurements (run_id, benchmark_id, throughput_kind, throughput_amount, throughput_bytes, \
                  mean_point, mean_lower, mean_upper, median_point, median_lower, median_upper, confidence_level, \
-                 sampling_mode, n_samples, sample_iters, sample_times, min_point, unit, direction) ",
+                 sampling_mode, n_samples, sample_iters, sample_times, sample_encoding, min_point, unit, direction) ",
             );
             insert.push_values(chunk, |mut row, m| {
                 row.push_bind(run_id)
@@ -236,8 +236,9 @@ impl Store {
                     .push_bind(m.measurement.mean.confidence_level)
                     .push_bind(m.measurement.sampling_mode.as_deref())
                     .push_bind(m.n_samples)
-                    .push_bind(encode_f64s(m.measurement.samples.iters()))
-                    .push_bind(encode_f64s(m.measurement.samples.times()))
+                    .push_bind(samples::encode(m.measurement.samples.iters()))
+                    .push_bind(samples::encode(m.measurement.samples.times()))
+                    .push_bind(samples::ENCODING)
                     .push_bind(m.min_point)
                     .push_bind(m.measurement.custom.as_ref().map(|c| c.unit.as_str()))
                     .push_bind(m.measurement.custom.as_ref().map(|c| c.direction.as_str()));
