@@ -95,65 +95,6 @@ struct SampleFile {
 /// id. Any unreadable, truncated or invalid file fails the whole tree with an error naming the
 /// file and field.
 pub fn read_tree(root: &Path, baseline: &str) -> Result<Vec<Measurement>> {
-    let benchmark_dirs = find_benchmark_dirs(root, baseline)?;
-    let measurements = read_benchmarks(root, &benchmark_dirs, baseline)?;
-    let mut seen: HashMap<&str, &Path> = HashMap::with_capacity(measurements.len());
-    for (measurement, dir) in measurements.iter().zip(&benchmark_dirs) {
-        if let Some(first) = seen.insert(measurement.id.as_str(), dir) {
-            return Err(Error::DuplicateBenchmark {
-                id: measurement.id.as_str().to_owned(),
-                first: first.join(baseline),
-                second: dir.join(baseline),
-            });
-        }
-    }
-    let mut measurements = measurements;
-    measurements.sort_by(|a, b| a.id.cmp(&b.id));
-    Ok(measurements)
-}
-
-/// Below this many benchmarks, one thread reads faster than several start.
-const PARALLEL_READ_THRESHOLD: usize = 64;
-
-/// Reads the benchmark directories in order, on every available core for large trees. On
-/// failure the error is that of the first bad directory in order, however the work was split.
-fn read_benchmarks(root: &Path, dirs: &[PathBuf], baseline: &str) -> Result<Vec<Measurement>> {
-    let read_chunk = |chunk: &[PathBuf]| -> Result<Vec<Measurement>> {
-        chunk
-            .iter()
-            .map(|dir| read_benchmark(root, dir, baseline))
-            .collect()
-    };
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(8);
-    if threads == 1 || dirs.len() < PARALLEL_READ_THRESHOLD {
-        return read_chunk(dirs);
-    }
-    let chunk_results: Vec<Result<Vec<Measurement>>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = dirs
-            .chunks(dirs.len().div_ceil(threads))
-            .map(|chunk| scope.spawn(move || read_chunk(chunk)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|handle| {
-                handle
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
-    });
-    let mut measurements = Vec::with_capacity(dirs.len());
-    for chunk in chunk_results {
-        measurements.extend(chunk?);
-    }
-    Ok(measurements)
-}
-
-/// Every directory below `root` (or `root` itself) that holds `<baseline>/estimates.json`,
-/// in a stable order.
-fn find_benchmark_dirs(root: &Path, baseline: &str) -> Result<Vec<PathBuf>> {
     let metadata = fs::metadata(root).map_err(|source| match source.kind() {
         std::io::ErrorKind::NotFound => Error::MissingDirectory {
             path: root.to_owned(),
@@ -169,45 +110,18 @@ fn find_benchmark_dirs(root: &Path, baseline: &str) -> Result<Vec<PathBuf>> {
         });
     }
     let mut found = Vec::new();
-    let mut pending = vec![root.to_owned()];
-    while let Some(dir) = pending.pop() {
-        let entries = fs::read_dir(&dir).map_err(|source| Error::ReadFile {
-            path: dir.clone(),
-            source,
-        })?;
-        let mut children = Vec::new();
-        for entry in entries {
-            let entry = entry.map_err(|source| Error::ReadFile {
-                path: dir.clone(),
-                source,
-            })?;
-            let file_type = entry.file_type().map_err(|source| Error::ReadFile {
-                path: entry.path(),
-                source,
-            })?;
-            if file_type.is_dir() {
-                children.push(entry.file_name());
-            }
+    let mut unreadable = Vec::new();
+    for visited in visit(root, root.to_owned(), baseline) {
+        match visited {
+            Visited::Benchmark(dir, outcome) => found.push((dir, outcome)),
+            Visited::Unreadable(dir, error) => unreadable.push((dir, error)),
         }
-        // A results directory holding any of Criterion's files is a benchmark, so one missing
-        // a file is refused by name, never silently left out.
-        let is_benchmark = children.iter().any(|name| name == baseline)
-            && ["estimates.json", "sample.json", "benchmark.json"]
-                .iter()
-                .any(|file| dir.join(baseline).join(file).is_file());
-        if is_benchmark {
-            found.push(dir.clone());
-        }
-        for name in children {
-            // Results directories (`new`, `base`, `change`, saved baselines) hold no benchmarks;
-            // `report` holds Criterion's HTML.
-            if is_benchmark
-                && (name == baseline || name == "base" || name == "change" || name == "report")
-            {
-                continue;
-            }
-            pending.push(dir.join(name));
-        }
+    }
+    // The walk ran on every core: whatever order it finished in, the error reported is that
+    // of the first directory in path order, an unreadable directory before a bad benchmark.
+    unreadable.sort_by(|a, b| a.0.cmp(&b.0));
+    if let Some((_, error)) = unreadable.into_iter().next() {
+        return Err(error);
     }
     if found.is_empty() {
         return Err(Error::EmptyTree {
@@ -215,26 +129,149 @@ fn find_benchmark_dirs(root: &Path, baseline: &str) -> Result<Vec<PathBuf>> {
             baseline: baseline.to_owned(),
         });
     }
-    found.sort();
-    Ok(found)
-}
-
-/// Reads one benchmark directory's `<baseline>/` files.
-fn read_benchmark(root: &Path, dir: &Path, baseline: &str) -> Result<Measurement> {
-    let results = dir.join(baseline);
-    let benchmark_path = results.join("benchmark.json");
-    // Read at once, not asked for first (one system call fewer per benchmark): only a file
-    // that is not there falls through to the other sources of the id.
-    let benchmark = match fs::read(&benchmark_path) {
-        Ok(bytes) => Some(bytes),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(source) => {
-            return Err(Error::ReadFile {
-                path: benchmark_path,
-                source,
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut measurements = Vec::with_capacity(found.len());
+    let mut dirs = Vec::with_capacity(found.len());
+    for (dir, outcome) in found {
+        measurements.push(outcome?);
+        dirs.push(dir);
+    }
+    let mut seen: HashMap<&str, &Path> = HashMap::with_capacity(measurements.len());
+    for (measurement, dir) in measurements.iter().zip(&dirs) {
+        if let Some(first) = seen.insert(measurement.id.as_str(), dir) {
+            return Err(Error::DuplicateBenchmark {
+                id: measurement.id.as_str().to_owned(),
+                first: first.join(baseline),
+                second: dir.join(baseline),
             });
         }
+    }
+    measurements.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok(measurements)
+}
+
+/// What the walk found in one directory.
+enum Visited {
+    /// A benchmark directory, and its measurement or what is wrong with it.
+    Benchmark(PathBuf, Result<Measurement>),
+    /// A directory that could not be listed.
+    Unreadable(PathBuf, Error),
+}
+
+/// Walks `dir` and everything below it, on every core (rayon), reading each benchmark
+/// directory as it is found: the listing, the reads and the parsing of different directories
+/// overlap, and the files are read at once rather than asked for first.
+fn visit(root: &Path, dir: PathBuf, baseline: &str) -> Vec<Visited> {
+    use rayon::prelude::*;
+    let children = match subdirectories(&dir) {
+        Ok(children) => children,
+        Err(error) => return vec![Visited::Unreadable(dir, error)],
     };
+    let mut visited = Vec::new();
+    // A results directory holding any of Criterion's files is a benchmark, so one missing a
+    // file is refused by name, never silently left out.
+    let mut is_benchmark = false;
+    if children.iter().any(|name| name == baseline) {
+        let files = ResultsFiles::read(&dir.join(baseline));
+        if !files.is_empty() {
+            is_benchmark = true;
+            let outcome = read_benchmark(root, &dir, baseline, files);
+            visited.push(Visited::Benchmark(dir.clone(), outcome));
+        }
+    }
+    let below: Vec<Visited> = children
+        .into_par_iter()
+        // Results directories (`new`, `base`, `change`, saved baselines) hold no benchmarks;
+        // `report` holds Criterion's HTML.
+        .filter(|name| {
+            !(is_benchmark
+                && (name == baseline || name == "base" || name == "change" || name == "report"))
+        })
+        .flat_map_iter(|name| visit(root, dir.join(name), baseline))
+        .collect();
+    visited.extend(below);
+    visited
+}
+
+/// The names of `dir`'s subdirectories, from the listing's own file types.
+fn subdirectories(dir: &Path) -> Result<Vec<std::ffi::OsString>> {
+    let unreadable = |source| Error::ReadFile {
+        path: dir.to_owned(),
+        source,
+    };
+    let mut children = Vec::new();
+    for entry in fs::read_dir(dir).map_err(unreadable)? {
+        let entry = entry.map_err(unreadable)?;
+        let file_type = entry.file_type().map_err(|source| Error::ReadFile {
+            path: entry.path(),
+            source,
+        })?;
+        if file_type.is_dir() {
+            children.push(entry.file_name());
+        }
+    }
+    Ok(children)
+}
+
+/// The three files of a results directory, each read whole: `None` where it is not there.
+struct ResultsFiles {
+    benchmark: (PathBuf, std::io::Result<Option<Vec<u8>>>),
+    estimates: (PathBuf, std::io::Result<Option<Vec<u8>>>),
+    sample: (PathBuf, std::io::Result<Option<Vec<u8>>>),
+}
+
+impl ResultsFiles {
+    fn read(results: &Path) -> Self {
+        let read = |name: &str| {
+            let path = results.join(name);
+            let bytes = match fs::read(&path) {
+                Ok(bytes) => Ok(Some(bytes)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(e),
+            };
+            (path, bytes)
+        };
+        ResultsFiles {
+            benchmark: read("benchmark.json"),
+            estimates: read("estimates.json"),
+            sample: read("sample.json"),
+        }
+    }
+
+    /// Whether none of the three is there (a failed read counts as there).
+    fn is_empty(&self) -> bool {
+        [&self.benchmark, &self.estimates, &self.sample]
+            .iter()
+            .all(|(_, bytes)| matches!(bytes, Ok(None)))
+    }
+}
+
+/// A required file's bytes, or the error naming it.
+fn required(
+    (path, bytes): (PathBuf, std::io::Result<Option<Vec<u8>>>),
+) -> Result<(PathBuf, Vec<u8>)> {
+    match bytes {
+        Ok(Some(bytes)) => Ok((path, bytes)),
+        Ok(None) => Err(Error::MissingFile {
+            path,
+            needs: "estimates.json and sample.json in its results directory",
+        }),
+        Err(source) => Err(Error::ReadFile { path, source }),
+    }
+}
+
+/// One benchmark directory's measurement from its `<baseline>/` files, already read.
+fn read_benchmark(
+    root: &Path,
+    dir: &Path,
+    baseline: &str,
+    files: ResultsFiles,
+) -> Result<Measurement> {
+    let (benchmark_path, benchmark) = files.benchmark;
+    let benchmark = benchmark.map_err(|source| Error::ReadFile {
+        path: benchmark_path.clone(),
+        source,
+    })?;
     let (id, throughput) = if let Some(bytes) = benchmark {
         benchmark_file(&benchmark_path, &bytes)?
     } else if baseline != DEFAULT_BASELINE
@@ -246,14 +283,13 @@ fn read_benchmark(root: &Path, dir: &Path, baseline: &str) -> Result<Measurement
         (id_from_directory(root, dir)?, None)
     };
 
-    // Read without asking first whether each file is there: `read_file` names a missing one.
-    let estimates_path = results.join("estimates.json");
-    let estimates: EstimatesFile = parse_json_file(&estimates_path)?;
+    let (estimates_path, estimates) = required(files.estimates)?;
+    let estimates: EstimatesFile = parse_json(&estimates_path, &estimates)?;
     let mean = validate_estimate(&estimates_path, "mean", &estimates.mean)?;
     let median = validate_estimate(&estimates_path, "median", &estimates.median)?;
 
-    let sample_path = results.join("sample.json");
-    let (sampling_mode, samples) = read_samples(&sample_path)?;
+    let (sample_path, sample) = required(files.sample)?;
+    let (sampling_mode, samples) = samples_file(&sample_path, &sample)?;
 
     let measurement = Measurement {
         id,
@@ -355,15 +391,15 @@ fn id_from_directory(root: &Path, dir: &Path) -> Result<BenchmarkId> {
     })
 }
 
-/// Reads `sample.json` in either layout: `{"iters": [...], "times": [...]}` or legacy `[[iters], [times]]`.
-fn read_samples(path: &Path) -> Result<(Option<String>, Samples)> {
-    let bytes = read_file(path)?;
+/// A `sample.json` read from `path`, in either layout: `{"iters": [...], "times": [...]}` or
+/// legacy `[[iters], [times]]`.
+fn samples_file(path: &Path, bytes: &[u8]) -> Result<(Option<String>, Samples)> {
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace()).copied();
     let (sampling_mode, iters, times, prefix) = if first == Some(b'[') {
-        let (iters, times): (Vec<f64>, Vec<f64>) = parse_json(path, &bytes)?;
+        let (iters, times): (Vec<f64>, Vec<f64>) = parse_json(path, bytes)?;
         (None, iters, times, ("[0]", "[1]"))
     } else {
-        let file: SampleFile = parse_json(path, &bytes)?;
+        let file: SampleFile = parse_json(path, bytes)?;
         (
             file.sampling_mode,
             file.iters,
@@ -437,11 +473,6 @@ fn read_file(path: &Path) -> Result<Vec<u8>> {
             source,
         },
     })
-}
-
-fn parse_json_file<T: DeserializeOwned>(path: &Path) -> Result<T> {
-    let bytes = read_file(path)?;
-    parse_json(path, &bytes)
 }
 
 /// Parses JSON, naming the field at fault when it fails.

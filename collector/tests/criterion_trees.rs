@@ -462,3 +462,35 @@ fn a_large_tree_with_two_bad_files_reports_the_first_in_order() {
         );
     }
 }
+
+#[test]
+fn a_benchmark_named_like_a_results_directory_is_found_below_it() {
+    // `Group/new/new/…`: a function called `new` in group `Group`. `Group/` holds a directory
+    // named `new` with none of Criterion's files in it, so it is not a benchmark and the walk
+    // goes on into it; `Group/new/` is the benchmark, with its own results in `new/`.
+    let dir = tempfile::tempdir().unwrap();
+    let source = corpus().join("Aida118__szse-binary-rs/target/criterion/TickTrade/parse/new");
+    let results = dir.path().join("Group/new/new");
+    copy_dir(&source, &results);
+    edit_json(&results.join("benchmark.json"), |v| {
+        v["full_id"] = "Group/new".into()
+    });
+    let sibling = dir.path().join("Group/other/new");
+    copy_dir(&source, &sibling);
+    edit_json(&sibling.join("benchmark.json"), |v| {
+        v["full_id"] = "Group/other".into()
+    });
+    let ids: Vec<String> = read_tree(dir.path(), "new")
+        .unwrap()
+        .into_iter()
+        .map(|m| m.id.as_str().to_owned())
+        .collect();
+    assert_eq!(ids, ["Group/new", "Group/other"]);
+
+    // One of Criterion's files in `Group/new/` makes `Group` a benchmark with `Group/new/` as
+    // its results: it is refused, naming the file it lacks, rather than walked past.
+    fs::write(dir.path().join("Group/new/sample.json"), "{}").unwrap();
+    let error = read_tree(dir.path(), "new").unwrap_err().to_string();
+    assert!(error.contains("Group/new/estimates.json"), "{error}");
+    assert!(error.contains("missing"), "{error}");
+}
