@@ -18,6 +18,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
+mod common;
+
 use benchgate_collector::criterion::read_tree;
 use benchgate_collector::{
     CommitSha, HardwareProfile, NewRun, RepositoryName, RunKind, RunMeta, RustcInfo, Store,
@@ -223,20 +225,9 @@ fn floor(dirs: &[PathBuf]) -> usize {
 /// (`$CRITERION_HOME`, else `target/criterion`), and returns them; says so if it cannot find
 /// them.
 fn ratios<'a>(group: &str, floor: &str, others: &[&'a str]) -> Vec<(&'a str, f64)> {
-    let home = std::env::var_os("CRITERION_HOME").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("target/criterion"),
-        PathBuf::from,
-    );
-    let median = |name: &str| -> Option<f64> {
-        let path = home.join(group).join(name).join("new/estimates.json");
-        let value: serde_json::Value = serde_json::from_slice(&fs::read(path).ok()?).ok()?;
-        value["median"]["point_estimate"].as_f64()
-    };
+    let median = |name: &str| common::median(group, name);
     let Some(base) = median(floor) else {
-        println!(
-            "no estimates for {group}/{floor} under {}: no ratios",
-            home.display()
-        );
+        println!("no estimates for {group}/{floor}: no ratios");
         return Vec::new();
     };
     let mut measured = Vec::new();

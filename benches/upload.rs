@@ -4,9 +4,16 @@
 //! PostgreSQL database when a server answers (see `collector/tests/support/postgres.rs`).
 //! Reports the latency per upload; uploads per second is its inverse (one client at a time).
 //!
+//! The floor of each engine (`<engine>_in_process`): the same document, built the same way,
+//! parsed from its JSON and stored with `Store::ingest` into a fresh store of the engine, in
+//! process. The bench prints each upload's ratio to it: the cost of HTTP, the service's checks
+//! and its connection handling over the work every ingest does.
+//!
 //! Run: `cargo bench --bench upload`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // benches fail loudly
+
+mod common;
 
 // The integration tests' support, for `Server`; the bench uses nothing else of it.
 #[allow(dead_code)]
@@ -34,10 +41,12 @@ fn run(commit: u64, profile: &HardwareProfile) -> NewRun {
                 confidence_level: 0.95,
             };
             let iters: Vec<f64> = (1..=100).map(|k| (k * 10) as f64).collect();
+            // Whole nanoseconds, as Criterion writes its totals (every one of the corpus's
+            // 10,900 recorded samples is).
             let times = iters
                 .iter()
                 .enumerate()
-                .map(|(k, n)| n * ns * (1.0 + 0.0007 * k as f64))
+                .map(|(k, n)| (n * ns * (1.0 + 0.0007 * k as f64)).round())
                 .collect();
             Measurement {
                 id: BenchmarkId::parse(&format!("codec/encode/{i:03}")).unwrap(),
@@ -77,11 +86,66 @@ fn upload(c: &mut Criterion) {
     if let Some(postgres) = &postgres {
         engines.push(("postgres", postgres.url.clone()));
     }
-    for (engine, db) in engines {
-        let mut send = uploader(&db);
-        group.bench_function(engine, |b| b.iter(&mut send));
+    let in_process_dir = tempfile::tempdir().unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut names = Vec::new();
+    for (engine, db) in &engines {
+        let mut send = uploader(db);
+        group.bench_function(*engine, |b| b.iter(&mut send));
+        let floor_db = if *engine == "sqlite" {
+            in_process_dir
+                .path()
+                .join("in-process.db")
+                .display()
+                .to_string()
+        } else {
+            db.clone()
+        };
+        let mut store = in_process(&runtime, &floor_db);
+        let floor = format!("{engine}_in_process");
+        group.bench_function(&floor, |b| b.iter(&mut store));
+        names.push((*engine, floor));
     }
     group.finish();
+    for (engine, floor) in &names {
+        ratio("http_ingest_100_benchmarks_x_100_samples", engine, floor);
+    }
+}
+
+/// A function that stores the next run in process, as the server does after the request:
+/// the document built and serialised as the client does, parsed back, stored.
+fn in_process<'a>(runtime: &'a tokio::runtime::Runtime, db: &str) -> impl FnMut() + 'a {
+    let location = benchgate_collector::Location::parse(db);
+    let store = runtime
+        .block_on(benchgate_collector::Store::connect(&location))
+        .unwrap();
+    let rustc =
+        RustcInfo::parse("rustc 1.95.0 (59807616e 2026-04-14)\nhost: x86_64-unknown-linux-gnu\n")
+            .unwrap();
+    let profile = HardwareProfile::detect(&Default::default(), &rustc).unwrap();
+    // Commits of their own, so the floor never meets the uploads' runs.
+    let mut commit = 1u64 << 40;
+    move || {
+        commit += 1;
+        let body = serde_json::to_vec(&RunDocument::from_run(&run(commit, &profile))).unwrap();
+        let run = RunDocument::from_json(&body).unwrap().into_run().unwrap();
+        let outcome = runtime.block_on(store.ingest(&run)).unwrap();
+        assert!(matches!(
+            outcome,
+            benchgate_collector::IngestOutcome::Created(_)
+        ));
+    }
+}
+
+/// Prints `name`'s median over `floor`'s, from the estimates Criterion just wrote.
+fn ratio(group: &str, name: &str, floor: &str) {
+    match (common::median(group, name), common::median(group, floor)) {
+        (Some(m), Some(f)) => println!("{group}/{name}: {:.2}x the {floor} (medians)", m / f),
+        _ => println!("no estimates for {group}/{name} or {floor}: no ratio"),
+    }
 }
 
 /// A server on the store `db` with a token, and a function that uploads the next run to it.
