@@ -2,7 +2,9 @@
 //! 100 benchmarks × 100 samples as `POST /api/v1/runs`, one new run per request (a new commit
 //! each time), each on a fresh connection, on each store engine: a fresh SQLite file, and a fresh
 //! PostgreSQL database when a server answers (see `collector/tests/support/postgres.rs`).
-//! Reports the latency per upload; uploads per second is its inverse (one client at a time).
+//! Reports the latency per upload, one client at a time, and the throughput of one instance
+//! (`<engine>_8_clients`: eight clients uploading at once; the time per upload, whose inverse
+//! the bench prints as uploads per second).
 //!
 //! The floor of each engine (`<engine>_in_process`): the same document, built the same way,
 //! parsed from its JSON and stored with `Store::ingest` into a fresh store of the engine, in
@@ -21,7 +23,8 @@ mod common;
 mod support;
 
 use std::process::Command;
-use std::time::{Duration, SystemTime};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime};
 
 use benchgate_collector::wire::RunDocument;
 use benchgate_collector::{
@@ -74,6 +77,10 @@ fn run(commit: u64, profile: &HardwareProfile) -> NewRun {
     }
 }
 
+/// Clients uploading at once in the throughput measurement (`<engine>_8_clients`): what one
+/// instance stores per second when CI jobs upload together.
+const CLIENTS: u64 = 8;
+
 fn upload(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     let sqlite = dir.path().join("service.db");
@@ -93,8 +100,11 @@ fn upload(c: &mut Criterion) {
         .unwrap();
     let mut names = Vec::new();
     for (engine, db) in &engines {
-        let mut send = uploader(db);
-        group.bench_function(*engine, |b| b.iter(&mut send));
+        let uploader = Uploader::start(db);
+        group.bench_function(*engine, |b| b.iter(|| uploader.send()));
+        group.bench_function(format!("{engine}_{CLIENTS}_clients"), |b| {
+            b.iter_custom(|n| uploader.send_concurrently(n, CLIENTS))
+        });
         let floor_db = if *engine == "sqlite" {
             in_process_dir
                 .path()
@@ -112,6 +122,11 @@ fn upload(c: &mut Criterion) {
     group.finish();
     for (engine, floor) in &names {
         ratio("http_ingest_100_benchmarks_x_100_samples", engine, floor);
+        let concurrent = format!("{engine}_{CLIENTS}_clients");
+        match common::median("http_ingest_100_benchmarks_x_100_samples", &concurrent) {
+            Some(ns) => println!("{concurrent}: {:.0} uploads/s (median)", 1e9 / ns),
+            None => println!("no estimates for {concurrent}"),
+        }
     }
 }
 
@@ -148,34 +163,84 @@ fn ratio(group: &str, name: &str, floor: &str) {
     }
 }
 
-/// A server on the store `db` with a token, and a function that uploads the next run to it.
-fn uploader(db: &str) -> impl FnMut() {
-    let benchgate = env!("CARGO_BIN_EXE_benchgate");
-    let token = Command::new(benchgate)
-        .args(["token", "create", "--repo", "acme/rocket", "--db", db])
-        .output()
-        .unwrap();
-    let token = String::from_utf8(token.stdout).unwrap().trim().to_owned();
-    let server = support::server::Server::start(db, &[], None);
-    let rustc =
-        RustcInfo::parse("rustc 1.95.0 (59807616e 2026-04-14)\nhost: x86_64-unknown-linux-gnu\n")
+/// A server on the store `db` with a token, uploading runs under commits of its own.
+struct Uploader {
+    server: support::server::Server,
+    bearer: String,
+    profile: HardwareProfile,
+    commit: AtomicU64,
+}
+
+impl Uploader {
+    fn start(db: &str) -> Self {
+        let benchgate = env!("CARGO_BIN_EXE_benchgate");
+        let token = Command::new(benchgate)
+            .args(["token", "create", "--repo", "acme/rocket", "--db", db])
+            .output()
             .unwrap();
-    let profile = HardwareProfile::detect(&Default::default(), &rustc).unwrap();
-    let size = serde_json::to_vec(&RunDocument::from_run(&run(0, &profile)))
-        .unwrap()
-        .len();
-    eprintln!("one run document: {size} bytes");
-    let mut commit = 0u64;
-    move || {
-        commit += 1;
-        let body = serde_json::to_vec(&RunDocument::from_run(&run(commit, &profile))).unwrap();
-        let bearer = format!("Bearer {token}");
+        let token = String::from_utf8(token.stdout).unwrap().trim().to_owned();
+        let server = support::server::Server::start(db, &[], None);
+        let rustc = RustcInfo::parse(
+            "rustc 1.95.0 (59807616e 2026-04-14)\nhost: x86_64-unknown-linux-gnu\n",
+        )
+        .unwrap();
+        let profile = HardwareProfile::detect(&Default::default(), &rustc).unwrap();
+        let size = serde_json::to_vec(&RunDocument::from_run(&run(0, &profile)))
+            .unwrap()
+            .len();
+        eprintln!("one run document: {size} bytes");
+        Uploader {
+            server,
+            bearer: format!("Bearer {token}"),
+            profile,
+            commit: AtomicU64::new(0),
+        }
+    }
+
+    fn post(&self, body: &[u8]) {
         let headers = [
-            ("authorization", bearer.as_str()),
+            ("authorization", self.bearer.as_str()),
             ("content-type", "application/json"),
         ];
-        let (status, answer) = server.request("POST", "/api/v1/runs", &headers, &body);
+        let (status, answer) = self.server.request("POST", "/api/v1/runs", &headers, body);
         assert_eq!(status, 201, "{answer}");
+    }
+
+    /// Builds the next run's document, as a client does, and uploads it.
+    fn send(&self) {
+        let commit = self.commit.fetch_add(1, Ordering::Relaxed) + 1;
+        self.post(
+            &serde_json::to_vec(&RunDocument::from_run(&run(commit, &self.profile))).unwrap(),
+        );
+    }
+
+    /// Uploads `n` new runs from `clients` clients at once and returns the time they took. The
+    /// documents are one serialised run with its commit rewritten per upload, so the clients
+    /// (on the same two cores) cost little beside the server.
+    fn send_concurrently(&self, n: u64, clients: u64) -> Duration {
+        let marker = u64::MAX;
+        let template =
+            serde_json::to_vec(&RunDocument::from_run(&run(marker, &self.profile))).unwrap();
+        let hex = format!("{marker:040x}");
+        let at = template
+            .windows(40)
+            .position(|w| w == hex.as_bytes())
+            .unwrap();
+        let next = AtomicU64::new(0);
+        let start = Instant::now();
+        std::thread::scope(|scope| {
+            for _ in 0..clients {
+                scope.spawn(|| {
+                    let mut body = template.clone();
+                    while next.fetch_add(1, Ordering::Relaxed) < n {
+                        let commit = self.commit.fetch_add(1, Ordering::Relaxed) + 1;
+                        body[at..at + 40].copy_from_slice(format!("{commit:040x}").as_bytes());
+                        self.post(&body);
+                    }
+                });
+            }
+        });
+        start.elapsed()
     }
 }
 

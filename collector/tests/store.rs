@@ -9,8 +9,9 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use benchgate_collector::criterion::read_tree;
 use benchgate_collector::{
-    CommitSha, Error, HardwareProfile, IngestOutcome, Location, Measurement, NewRun, PrunePlan,
-    PruneReport, RepositoryName, RunKind, RunMeta, RustcInfo, Store, StoredStatistic, Throughput,
+    BenchmarkId, CommitSha, Error, Estimate, HardwareProfile, IngestOutcome, Location, Measurement,
+    NewRun, PrunePlan, PruneReport, RepositoryName, RunKind, RunMeta, RustcInfo, Samples, Store,
+    StoredStatistic, Throughput,
 };
 use sqlx::Connection;
 
@@ -273,6 +274,81 @@ async fn samples_are_stored_in_a_quarter_of_the_bytes_and_older_rows_read_as_wri
         "{error}"
     );
     store.close().await;
+}
+
+/// A run of 100 benchmarks × 10 samples under commit `commit`.
+fn hundred_benchmarks(commit: u64) -> NewRun {
+    let measurements = (0..100)
+        .map(|i| {
+            let ns = 100.0 + f64::from(i) * 13.0;
+            let estimate = Estimate {
+                point: ns,
+                lower: ns * 0.99,
+                upper: ns * 1.01,
+                confidence_level: 0.95,
+            };
+            let iters: Vec<f64> = (1..=10).map(|k| f64::from(k) * 10.0).collect();
+            let times = iters.iter().map(|n| (n * ns).round()).collect();
+            Measurement {
+                id: BenchmarkId::parse(&format!("codec/encode/{i:03}")).unwrap(),
+                throughput: None,
+                mean: estimate,
+                median: estimate,
+                sampling_mode: Some("Linear".into()),
+                custom: None,
+                samples: Samples::new(iters, times).unwrap(),
+            }
+        })
+        .collect();
+    let mut run = new_run(measurements);
+    run.meta.commit = CommitSha::parse(&format!("{commit:040x}")).unwrap();
+    run
+}
+
+/// The pages one more run of 100 benchmarks writes to SQLite's WAL (each written again at the
+/// checkpoint): the store's `stored` runs are checkpointed first, so the WAL holds only the new
+/// run's frames.
+async fn pages_one_more_run_writes(db: &Path, stored: u64) -> i64 {
+    let store = Store::open(db).await.unwrap();
+    let runs: Vec<NewRun> = (1..=stored).map(hundred_benchmarks).collect();
+    for chunk in runs.chunks(100) {
+        store.ingest_all(chunk).await.unwrap();
+    }
+    let mut connection = sqlx::SqliteConnection::connect(&format!("sqlite://{}", db.display()))
+        .await
+        .unwrap();
+    let (busy, _, _): (i64, i64, i64) = sqlx::query_as("PRAGMA wal_checkpoint(TRUNCATE)")
+        .fetch_one(&mut connection)
+        .await
+        .unwrap();
+    assert_eq!(busy, 0, "the checkpoint was blocked");
+    store.ingest(&hundred_benchmarks(stored + 1)).await.unwrap();
+    let (_, frames, _): (i64, i64, i64) = sqlx::query_as("PRAGMA wal_checkpoint(PASSIVE)")
+        .fetch_one(&mut connection)
+        .await
+        .unwrap();
+    connection.close().await.unwrap();
+    store.close().await;
+    frames
+}
+
+/// A run's measurements are appended together: storing one writes about as many pages into a
+/// store of 400 runs as into a store of 4. An index of measurements by benchmark made a run of
+/// N benchmarks touch N leaves of it, one per benchmark, once the store had a few hundred runs
+/// (migrations/sqlite/0011).
+#[tokio::test]
+async fn a_run_writes_as_many_pages_to_a_large_store_as_to_a_small_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let small = pages_one_more_run_writes(&dir.path().join("small.db"), 4).await;
+    let large = pages_one_more_run_writes(&dir.path().join("large.db"), 400).await;
+    assert!(
+        (3..=30).contains(&small),
+        "a run into a small store wrote {small} pages"
+    );
+    assert!(
+        large <= small + 6,
+        "a run into a store of 400 runs wrote {large} pages, against {small} into a store of 4"
+    );
 }
 
 #[tokio::test]

@@ -34,7 +34,10 @@ pub(super) const BENCHMARK_SERIES_SELECT: &str = concat!(
     run_summary_select!(),
     ", m.median_point, m.median_lower, m.median_upper, m.min_point",
     run_joins!(),
-    " JOIN measurements m ON m.run_id = r.id JOIN benchmarks b ON b.id = m.benchmark_id \
+    // The benchmark is found by (repository, name) first, then each run's measurement of it by
+    // UNIQUE (run_id, benchmark_id): one probe per run (migrations/sqlite/0011).
+    " JOIN benchmarks b ON b.repository_id = r.repository_id \
+     JOIN measurements m ON m.run_id = r.id AND m.benchmark_id = b.id \
      WHERE repo.name = $1 AND f.hash = $2 AND b.name = $3 ORDER BY r.id"
 );
 
