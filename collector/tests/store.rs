@@ -170,6 +170,7 @@ on_both_engines!(
     ingesting_the_same_run_twice_stores_nothing_new,
     a_different_run_under_the_same_key_conflicts_unless_replaced,
     a_failure_midway_leaves_no_half_written_run,
+    runs_ingested_at_once_keep_their_own_outcomes,
     runs_of_several_repositories_and_trees_keep_their_own_benchmarks,
     the_minimum_and_median_are_kept_as_columns_for_history,
     statistic_series_follow_the_order_of_the_runs_given,
@@ -438,6 +439,74 @@ async fn a_failure_midway_leaves_no_half_written_run(t: &TestStore) {
     store.close().await;
     assert_eq!(t.count("runs").await, 0);
     assert_eq!(t.count("measurements").await, 0);
+}
+
+/// Runs ingested at once are written together (one transaction, a savepoint each): a run that
+/// conflicts and a run that fails midway get their own errors and leave nothing, and every
+/// other run is stored whole with its own outcome.
+async fn runs_ingested_at_once_keep_their_own_outcomes(t: &TestStore) {
+    let store = t.open().await;
+    let stored = new_run(merkle_forge());
+    store.ingest(&stored).await.unwrap();
+    let mut runs: Vec<NewRun> = (2..=11)
+        .map(|attempt| {
+            let mut run = new_run(merkle_forge());
+            run.meta.attempt = attempt;
+            run
+        })
+        .collect();
+    let mut conflicting = stored.clone();
+    conflicting.measurements[0].mean.point *= 1.5;
+    runs.insert(3, conflicting);
+    let mut failing = new_run(merkle_forge());
+    failing.meta.attempt = 12;
+    failing.measurements.last_mut().unwrap().throughput = Some(Throughput::Bytes(u64::MAX));
+    runs.insert(7, failing);
+
+    let mut tasks = tokio::task::JoinSet::new();
+    for run in runs {
+        let store = store.clone();
+        tasks.spawn(async move { (run.meta.attempt, store.ingest(&run).await) });
+    }
+    let mut outcomes = tasks.join_all().await;
+    outcomes.sort_by_key(|(attempt, outcome)| (*attempt, outcome.is_ok()));
+    assert_eq!(outcomes.len(), 12);
+    let (attempt, conflict) = &outcomes[0];
+    assert_eq!(*attempt, 1);
+    assert!(
+        matches!(conflict, Err(Error::RunConflict { attempt: 1, .. })),
+        "{conflict:?}"
+    );
+    for (attempt, outcome) in &outcomes[1..11] {
+        assert!(
+            matches!(outcome, Ok(IngestOutcome::Created(_))),
+            "attempt {attempt}: {outcome:?}"
+        );
+    }
+    let (attempt, failed) = &outcomes[11];
+    assert_eq!(*attempt, 12);
+    let error = failed.as_ref().unwrap_err().to_string();
+    assert!(error.contains("too large"), "{error}");
+
+    let attempts: Vec<u32> = store
+        .list_runs()
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.meta.attempt)
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    assert_eq!(attempts, (1..=11).collect::<Vec<_>>());
+    // The stored run kept its results: the conflicting one changed nothing.
+    let first = store.list_runs().await.unwrap()[0].id;
+    let back = store.get_run(first).await.unwrap();
+    let mut expected = stored.measurements.clone();
+    expected.sort_by(|a, b| a.id.cmp(&b.id));
+    assert_eq!(back.measurements, expected);
+    store.close().await;
+    assert_eq!(t.count("runs").await, 11);
+    assert_eq!(t.count("measurements").await, 11 * 30);
 }
 
 async fn runs_of_several_repositories_and_trees_keep_their_own_benchmarks(t: &TestStore) {

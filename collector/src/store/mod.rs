@@ -346,6 +346,8 @@ pub(crate) enum Pool {
 #[derive(Debug, Clone)]
 pub struct Store {
     pool: Pool,
+    /// Runs waiting to be written together (group commit; see `runs.rs`), shared by clones.
+    writes: std::sync::Arc<runs::WriteQueue>,
     location: Location,
     /// Shown in errors: the file, or the URL without its password.
     shown: String,
@@ -459,6 +461,7 @@ impl Store {
         };
         Ok(Self {
             pool,
+            writes: Default::default(),
             location: location.clone(),
             shown,
         })

@@ -26,15 +26,88 @@ impl Store {
     /// Stores a run in one transaction. The same run under the same key again stores nothing;
     /// a different run under the same key is [`Error::RunConflict`] unless `replace`, which
     /// swaps it atomically.
+    ///
+    /// Group commit: runs arriving while another write is under way wait in the store's queue,
+    /// and the next writer stores all of them in one transaction, each in a savepoint of its
+    /// own (a run that fails leaves the others stored). Each caller still gets its own outcome
+    /// after the commit that holds its run. A run whose writer was dropped (its task cancelled)
+    /// or whose batch failed as a whole is written again by its own caller.
     async fn store_run(&self, run: &NewRun, replace: bool) -> Result<IngestOutcome> {
-        let outcomes = self.store_runs(std::slice::from_ref(run), replace).await?;
-        outcomes
-            .into_iter()
-            .next()
-            .ok_or_else(|| Error::CorruptRow {
+        let queue = &*self.writes;
+        if let Ok(_leader) = queue.leader.try_lock() {
+            let waiting = queue.take();
+            return self.write_batch((run, replace), waiting).await;
+        }
+        let (reply, mut answer) = tokio::sync::oneshot::channel();
+        let ticket = queue.push(run.clone(), replace, reply);
+        let _leader = queue.leader.lock().await;
+        match answer.try_recv() {
+            Ok(outcome) => outcome,
+            // Still queued (this caller writes the queue now), or the writer that took it was
+            // dropped or its batch failed: written here, with whatever else is waiting.
+            Err(_) => {
+                let mut waiting = queue.take();
+                waiting.retain(|w| w.ticket != ticket);
+                self.write_batch((run, replace), waiting).await
+            }
+        }
+    }
+
+    /// Writes the `waiting` runs and then `own` in one transaction, answers each waiting run
+    /// after the commit, and returns `own`'s outcome. A lone run is written without a
+    /// savepoint, and on its error nothing is committed. An error of the transaction itself
+    /// drops every waiting run's answer (its caller writes it again) and is returned.
+    async fn write_batch(
+        &self,
+        own: (&NewRun, bool),
+        waiting: Vec<Waiting>,
+    ) -> Result<IngestOutcome> {
+        let db = self.db_error();
+        let runs: Vec<(&NewRun, bool)> = waiting
+            .iter()
+            .map(|w| (&w.run, w.replace))
+            .chain(std::iter::once(own))
+            .collect();
+        let repositories: Vec<&str> = runs
+            .iter()
+            .map(|(r, _)| r.meta.repository.as_str())
+            .collect();
+        let alone = runs.len() == 1;
+        let mut outcomes: Vec<Result<IngestOutcome>> = Vec::with_capacity(runs.len());
+        with_pool!(self, pool => {
+            let mut tx = Engine::begin_write(pool, &repositories).await.map_err(&db)?;
+            for (run, replace) in &runs {
+                if alone {
+                    outcomes.push(self.write_run(&mut tx, run, *replace).await);
+                    continue;
+                }
+                sqlx::query("SAVEPOINT benchgate_run").execute(&mut *tx).await.map_err(&db)?;
+                let outcome = self.write_run(&mut tx, run, *replace).await;
+                if outcome.is_err() {
+                    sqlx::query("ROLLBACK TO SAVEPOINT benchgate_run")
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(&db)?;
+                }
+                sqlx::query("RELEASE SAVEPOINT benchgate_run").execute(&mut *tx).await.map_err(&db)?;
+                outcomes.push(outcome);
+            }
+            // A lone run that failed may be half written: nothing of it is committed.
+            if !(alone && outcomes.iter().any(Result::is_err)) {
+                tx.commit().await.map_err(&db)?;
+            }
+        });
+        let mut outcomes = outcomes.into_iter();
+        for (w, outcome) in waiting.into_iter().zip(outcomes.by_ref()) {
+            // The caller may have gone (its request was dropped): nothing to tell it.
+            let _ = w.reply.send(outcome);
+        }
+        outcomes.next().unwrap_or_else(|| {
+            Err(Error::CorruptRow {
                 table: "runs",
-                reason: "a stored run has no outcome".to_owned(),
+                reason: "a batch of runs has no outcome for its writer's own run".to_owned(),
             })
+        })
     }
 
     /// Stores `runs` in one write transaction, which holds the engine's write lock for their
@@ -393,4 +466,60 @@ impl Store {
             })
         })
     }
+}
+
+/// Runs waiting for the next writer (group commit), and the turn of being that writer.
+#[derive(Default)]
+pub(super) struct WriteQueue {
+    waiting: std::sync::Mutex<Vec<Waiting>>,
+    tickets: std::sync::atomic::AtomicU64,
+    /// Held by the one caller writing: the others queue behind it in order.
+    leader: tokio::sync::Mutex<()>,
+}
+
+impl std::fmt::Debug for WriteQueue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WriteQueue").finish_non_exhaustive()
+    }
+}
+
+impl WriteQueue {
+    /// Queues `run`; returns its ticket.
+    fn push(
+        &self,
+        run: NewRun,
+        replace: bool,
+        reply: tokio::sync::oneshot::Sender<Result<IngestOutcome>>,
+    ) -> u64 {
+        let ticket = self
+            .tickets
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.waiting
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(Waiting {
+                ticket,
+                run,
+                replace,
+                reply,
+            });
+        ticket
+    }
+
+    fn take(&self) -> Vec<Waiting> {
+        std::mem::take(
+            &mut *self
+                .waiting
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+}
+
+/// A run waiting to be written, and where its outcome goes.
+struct Waiting {
+    ticket: u64,
+    run: NewRun,
+    replace: bool,
+    reply: tokio::sync::oneshot::Sender<Result<IngestOutcome>>,
 }
