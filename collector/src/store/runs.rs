@@ -239,29 +239,6 @@ impl Store {
             previous = Some(RunId::from_row(existing_id));
         }
 
-        let run_id: i64 = sqlx::query_scalar(
-            "INSERT INTO runs (repository_id, commit_sha, fingerprint_id, kind, attempt, branch, pr_number, \
-             recorded_at_ms, content_hash, n_benchmarks, hostname, cpu_frequency_mhz, kernel_version, os_version) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id",
-        )
-        .bind(repository_id)
-        .bind(meta.commit.as_str())
-        .bind(fingerprint_id)
-        .bind(meta.kind.as_str())
-        .bind(i64::from(meta.attempt))
-        .bind(&meta.branch)
-        .bind(pr_number)
-        .bind(epoch_ms(run.recorded_at))
-        .bind(&content_hash)
-        .bind(to_i64(run.measurements.len() as u64)?)
-        .bind(&profile.hostname)
-        .bind(profile.cpu_frequency_mhz.map(to_i64).transpose()?)
-        .bind(&profile.kernel_version)
-        .bind(&profile.os_version)
-        .fetch_one(&mut **tx)
-        .await
-        .map_err(&db)?;
-
         for chunk in run.measurements.chunks(BENCHMARK_ROWS_PER_INSERT) {
             let mut insert =
                 QueryBuilder::<DB>::new("INSERT INTO benchmarks (repository_id, name) ");
@@ -288,6 +265,35 @@ impl Store {
             .iter()
             .map(|m| MeasurementRow::new(m, &benchmark_ids))
             .collect::<Result<Vec<_>>>()?;
+
+        // The run's row goes in once, with its packed statistics and gate view (they need the
+        // benchmarks' ids, not the run's).
+        let run_id: i64 = sqlx::query_scalar(
+            "INSERT INTO runs (repository_id, commit_sha, fingerprint_id, kind, attempt, branch, pr_number, \
+             recorded_at_ms, content_hash, n_benchmarks, hostname, cpu_frequency_mhz, kernel_version, os_version, \
+             statistics, gate_view) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING id",
+        )
+        .bind(repository_id)
+        .bind(meta.commit.as_str())
+        .bind(fingerprint_id)
+        .bind(meta.kind.as_str())
+        .bind(i64::from(meta.attempt))
+        .bind(&meta.branch)
+        .bind(pr_number)
+        .bind(epoch_ms(run.recorded_at))
+        .bind(&content_hash)
+        .bind(to_i64(run.measurements.len() as u64)?)
+        .bind(&profile.hostname)
+        .bind(profile.cpu_frequency_mhz.map(to_i64).transpose()?)
+        .bind(&profile.kernel_version)
+        .bind(&profile.os_version)
+        .bind(encode_run_statistics(&rows))
+        .bind(encode_gate_view(&rows))
+        .fetch_one(&mut **tx)
+        .await
+        .map_err(&db)?;
+
         for chunk in rows.chunks(MEASUREMENT_ROWS_PER_INSERT) {
             let mut insert = QueryBuilder::<DB>::new(
                 "INSERT INTO measurements (run_id, benchmark_id, throughput_kind, throughput_amount, throughput_bytes, \
@@ -318,14 +324,6 @@ impl Store {
             });
             insert.build().execute(&mut **tx).await.map_err(&db)?;
         }
-
-        sqlx::query("UPDATE runs SET statistics = $1, gate_view = $2 WHERE id = $3")
-            .bind(encode_run_statistics(&rows))
-            .bind(encode_gate_view(&rows))
-            .bind(run_id)
-            .execute(&mut **tx)
-            .await
-            .map_err(&db)?;
 
         let id = RunId::from_row(run_id);
         Ok(match previous {
