@@ -160,6 +160,16 @@ pub enum Error {
         source: sqlx::Error,
     },
 
+    /// The store stayed locked by another writer past the busy timeout while this run waited
+    /// to be written together with others (the writer that tried got the driver's error).
+    #[error("store {store}: busy: {reason}")]
+    Busy {
+        /// The database file, or its URL without the password.
+        store: String,
+        /// What the writer was told.
+        reason: String,
+    },
+
     /// Migrations could not be applied.
     #[error("store {store}: migration failed: {source}")]
     Migration {
@@ -192,6 +202,7 @@ impl Error {
                 sqlx::Error::PoolTimedOut => true,
                 _ => false,
             },
+            Error::Busy { .. } => true,
             _ => false,
         }
     }

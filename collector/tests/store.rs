@@ -352,6 +352,55 @@ async fn a_run_writes_as_many_pages_to_a_large_store_as_to_a_small_one() {
     );
 }
 
+/// Runs queued behind a writer that finds the store locked by another process past the busy
+/// timeout are answered busy with it: they waited for the same lock. Written again one at a
+/// time, six runs would take six timeouts.
+#[tokio::test]
+async fn runs_queued_behind_a_locked_store_are_answered_busy_together() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("benchgate.db");
+    let timeout = Duration::from_secs(1);
+    let store = Store::open_with(&db, timeout).await.unwrap();
+    let mut holder = sqlx::SqliteConnection::connect(&format!("sqlite://{}", db.display()))
+        .await
+        .unwrap();
+    sqlx::query("BEGIN EXCLUSIVE")
+        .execute(&mut holder)
+        .await
+        .unwrap();
+
+    let started = std::time::Instant::now();
+    let mut tasks = tokio::task::JoinSet::new();
+    for commit in 1..=6 {
+        let store = store.clone();
+        tasks.spawn(async move { store.ingest(&hundred_benchmarks(commit)).await });
+    }
+    let errors: Vec<Error> = tasks
+        .join_all()
+        .await
+        .into_iter()
+        .map(|outcome| outcome.unwrap_err())
+        .collect();
+    let took = started.elapsed();
+    assert!(errors.iter().all(Error::is_busy), "{errors:?}");
+    let with_a_batch = errors
+        .iter()
+        .filter(|e| matches!(e, Error::Busy { .. }))
+        .count();
+    assert!(with_a_batch >= 3, "{errors:?}");
+    assert!(
+        errors.iter().any(|e| e.to_string().contains("busy: ")),
+        "{errors:?}"
+    );
+    assert!(took < timeout * 4, "six queued runs took {took:?}");
+
+    sqlx::query("ROLLBACK").execute(&mut holder).await.unwrap();
+    assert_eq!(store.list_runs().await.unwrap().len(), 0);
+    let outcome = store.ingest(&hundred_benchmarks(1)).await.unwrap();
+    assert!(matches!(outcome, IngestOutcome::Created(_)), "{outcome:?}");
+    store.close().await;
+}
+
 #[tokio::test]
 async fn the_database_is_in_wal_mode() {
     let dir = tempfile::tempdir().unwrap();

@@ -54,20 +54,52 @@ impl Store {
     }
 
     /// Writes the `waiting` runs and then `own` in one transaction, answers each waiting run
-    /// after the commit, and returns `own`'s outcome. A lone run is written without a
-    /// savepoint, and on its error nothing is committed. An error of the transaction itself
-    /// drops every waiting run's answer (its caller writes it again) and is returned.
+    /// after the commit, and returns `own`'s outcome. When the transaction itself fails, the
+    /// error is returned; the waiting runs are answered busy if the store was busy (they waited
+    /// for the same lock), else not at all, so that each caller writes its own run again.
     async fn write_batch(
         &self,
         own: (&NewRun, bool),
         waiting: Vec<Waiting>,
     ) -> Result<IngestOutcome> {
-        let db = self.db_error();
         let runs: Vec<(&NewRun, bool)> = waiting
             .iter()
             .map(|w| (&w.run, w.replace))
             .chain(std::iter::once(own))
             .collect();
+        let written = self.write_together(&runs).await;
+        drop(runs);
+        let mut outcomes = match written {
+            Ok(outcomes) => outcomes.into_iter(),
+            Err(error) => {
+                if error.is_busy() {
+                    for w in waiting {
+                        let _ = w.reply.send(Err(Error::Busy {
+                            store: self.shown.clone(),
+                            reason: error.to_string(),
+                        }));
+                    }
+                }
+                return Err(error);
+            }
+        };
+        for (w, outcome) in waiting.into_iter().zip(outcomes.by_ref()) {
+            // The caller may have gone (its request was dropped): nothing to tell it.
+            let _ = w.reply.send(outcome);
+        }
+        outcomes.next().unwrap_or_else(|| {
+            Err(Error::CorruptRow {
+                table: "runs",
+                reason: "a batch of runs has no outcome for its writer's own run".to_owned(),
+            })
+        })
+    }
+
+    /// Writes `runs` in one transaction, each in a savepoint of its own that is rolled back if
+    /// that run fails; their outcomes in order. A lone run is written without a savepoint, and
+    /// on its error nothing is committed.
+    async fn write_together(&self, runs: &[(&NewRun, bool)]) -> Result<Vec<Result<IngestOutcome>>> {
+        let db = self.db_error();
         let repositories: Vec<&str> = runs
             .iter()
             .map(|(r, _)| r.meta.repository.as_str())
@@ -76,7 +108,7 @@ impl Store {
         let mut outcomes: Vec<Result<IngestOutcome>> = Vec::with_capacity(runs.len());
         with_pool!(self, pool => {
             let mut tx = Engine::begin_write(pool, &repositories).await.map_err(&db)?;
-            for (run, replace) in &runs {
+            for (run, replace) in runs {
                 if alone {
                     outcomes.push(self.write_run(&mut tx, run, *replace).await);
                     continue;
@@ -97,17 +129,7 @@ impl Store {
                 tx.commit().await.map_err(&db)?;
             }
         });
-        let mut outcomes = outcomes.into_iter();
-        for (w, outcome) in waiting.into_iter().zip(outcomes.by_ref()) {
-            // The caller may have gone (its request was dropped): nothing to tell it.
-            let _ = w.reply.send(outcome);
-        }
-        outcomes.next().unwrap_or_else(|| {
-            Err(Error::CorruptRow {
-                table: "runs",
-                reason: "a batch of runs has no outcome for its writer's own run".to_owned(),
-            })
-        })
+        Ok(outcomes)
     }
 
     /// Stores `runs` in one write transaction, which holds the engine's write lock for their
