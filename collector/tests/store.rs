@@ -553,9 +553,55 @@ async fn runs_ingested_at_once_keep_their_own_outcomes(t: &TestStore) {
     let mut expected = stored.measurements.clone();
     expected.sort_by(|a, b| a.id.cmp(&b.id));
     assert_eq!(back.measurements, expected);
+
+    // A new repository whose first run fails in the batch: what it stored is rolled back, and
+    // the runs after it store the repository and its benchmarks again.
+    let fresh = RepositoryName::parse("acme/fresh").unwrap();
+    let mut leader = new_run(merkle_forge());
+    leader.meta.attempt = 20;
+    let mut batch = vec![leader];
+    for attempt in [3, 1, 2] {
+        let mut run = new_run(merkle_forge());
+        run.meta.repository = fresh.clone();
+        run.meta.attempt = attempt;
+        batch.push(run);
+    }
+    batch[1].measurements.last_mut().unwrap().throughput = Some(Throughput::Bytes(u64::MAX));
+    // One at a time, each let run until it waits (the first writing, the others queued behind
+    // it in this order), so the failing run is written before the others of its repository.
+    let mut tasks = tokio::task::JoinSet::new();
+    for (k, run) in batch.into_iter().enumerate() {
+        let store = store.clone();
+        tasks.spawn(async move { (k, store.ingest(&run).await) });
+        tokio::task::yield_now().await;
+    }
+    let mut outcomes = tasks.join_all().await;
+    outcomes.sort_by_key(|(k, _)| *k);
+    let error = outcomes[1].1.as_ref().unwrap_err().to_string();
+    assert!(error.contains("too large"), "{error}");
+    for k in [0, 2, 3] {
+        assert!(
+            matches!(outcomes[k].1, Ok(IngestOutcome::Created(_))),
+            "{:?}",
+            outcomes[k].1
+        );
+    }
+    let fresh_runs: Vec<_> = store
+        .list_runs()
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.meta.repository == fresh)
+        .collect();
+    assert_eq!(fresh_runs.len(), 2);
+    for run in &fresh_runs {
+        assert_eq!(store.get_run(run.id).await.unwrap().measurements.len(), 30);
+    }
+
     store.close().await;
-    assert_eq!(t.count("runs").await, 11);
-    assert_eq!(t.count("measurements").await, 11 * 30);
+    assert_eq!(t.count("runs").await, 14);
+    assert_eq!(t.count("measurements").await, 14 * 30);
+    assert_eq!(t.count("repositories").await, 2);
 }
 
 async fn runs_of_several_repositories_and_trees_keep_their_own_benchmarks(t: &TestStore) {

@@ -53,8 +53,8 @@ impl Store {
         }
     }
 
-    /// Writes the `waiting` runs and then `own` in one transaction, answers each waiting run
-    /// after the commit, and returns `own`'s outcome. When the transaction itself fails, the
+    /// Writes `own` and then the `waiting` runs, in the order they came, in one transaction;
+    /// answers each waiting run after the commit and returns `own`'s outcome. When the transaction itself fails, the
     /// error is returned; the waiting runs are answered busy if the store was busy (they waited
     /// for the same lock), else not at all, so that each caller writes its own run again.
     async fn write_batch(
@@ -62,10 +62,8 @@ impl Store {
         own: (&NewRun, bool),
         waiting: Vec<Waiting>,
     ) -> Result<IngestOutcome> {
-        let runs: Vec<(&NewRun, bool)> = waiting
-            .iter()
-            .map(|w| (&w.run, w.replace))
-            .chain(std::iter::once(own))
+        let runs: Vec<(&NewRun, bool)> = std::iter::once(own)
+            .chain(waiting.iter().map(|w| (&w.run, w.replace)))
             .collect();
         let written = self.write_together(&runs).await;
         drop(runs);
@@ -83,16 +81,17 @@ impl Store {
                 return Err(error);
             }
         };
-        for (w, outcome) in waiting.into_iter().zip(outcomes.by_ref()) {
-            // The caller may have gone (its request was dropped): nothing to tell it.
-            let _ = w.reply.send(outcome);
-        }
-        outcomes.next().unwrap_or_else(|| {
+        let own = outcomes.next().unwrap_or_else(|| {
             Err(Error::CorruptRow {
                 table: "runs",
                 reason: "a batch of runs has no outcome for its writer's own run".to_owned(),
             })
-        })
+        });
+        for (w, outcome) in waiting.into_iter().zip(outcomes) {
+            // The caller may have gone (its request was dropped): nothing to tell it.
+            let _ = w.reply.send(outcome);
+        }
+        own
     }
 
     /// Writes `runs` in one transaction, each in a savepoint of its own that is rolled back if
@@ -106,20 +105,23 @@ impl Store {
             .collect();
         let alone = runs.len() == 1;
         let mut outcomes: Vec<Result<IngestOutcome>> = Vec::with_capacity(runs.len());
+        let mut known = KnownIds::default();
         with_pool!(self, pool => {
             let mut tx = Engine::begin_write(pool, &repositories).await.map_err(&db)?;
             for (run, replace) in runs {
                 if alone {
-                    outcomes.push(self.write_run(&mut tx, run, *replace).await);
+                    outcomes.push(self.write_run(&mut tx, run, *replace, &mut known).await);
                     continue;
                 }
                 sqlx::query("SAVEPOINT benchgate_run").execute(&mut *tx).await.map_err(&db)?;
-                let outcome = self.write_run(&mut tx, run, *replace).await;
+                let outcome = self.write_run(&mut tx, run, *replace, &mut known).await;
                 if outcome.is_err() {
                     sqlx::query("ROLLBACK TO SAVEPOINT benchgate_run")
                         .execute(&mut *tx)
                         .await
                         .map_err(&db)?;
+                    // What the failed run stored is gone, and so may be ids it learnt.
+                    known = KnownIds::default();
                 }
                 sqlx::query("RELEASE SAVEPOINT benchgate_run").execute(&mut *tx).await.map_err(&db)?;
                 outcomes.push(outcome);
@@ -141,9 +143,10 @@ impl Store {
         with_pool!(self, pool => {
             let mut tx = Engine::begin_write(pool, &repositories).await.map_err(&db)?;
             let mut outcomes = Vec::with_capacity(runs.len());
+            let mut known = KnownIds::default();
             for run in runs {
                 // On an error the transaction is dropped, which rolls it back.
-                outcomes.push(self.write_run(&mut tx, run, replace).await?);
+                outcomes.push(self.write_run(&mut tx, run, replace, &mut known).await?);
             }
             tx.commit().await.map_err(&db)?;
             Ok(outcomes)
@@ -151,12 +154,15 @@ impl Store {
     }
 
     /// Writes `run` inside `tx`: nothing for the same results under its key, an error for
-    /// different ones unless `replace`.
+    /// different ones unless `replace`. `known` holds the ids earlier runs of the transaction
+    /// found (repository, machine, benchmark names), so a run of the same ones skips their
+    /// look-ups.
     async fn write_run<DB: Engine>(
         &self,
         tx: &mut sqlx::Transaction<'static, DB>,
         run: &NewRun,
         replace: bool,
+        known: &mut KnownIds,
     ) -> Result<IngestOutcome>
     where
         for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
@@ -179,46 +185,66 @@ impl Store {
         let meta = &run.meta;
         let pr_number = meta.pr_number.map(to_i64).transpose()?;
 
-        sqlx::query("INSERT INTO repositories (name) VALUES ($1) ON CONFLICT (name) DO NOTHING")
-            .bind(meta.repository.as_str())
-            .execute(&mut **tx)
-            .await
-            .map_err(&db)?;
-        let repository_id: i64 = sqlx::query_scalar("SELECT id FROM repositories WHERE name = $1")
-            .bind(meta.repository.as_str())
-            .fetch_one(&mut **tx)
-            .await
-            .map_err(&db)?;
+        let repository_id = match known.repositories.get(meta.repository.as_str()) {
+            Some(id) => *id,
+            None => {
+                sqlx::query(
+                    "INSERT INTO repositories (name) VALUES ($1) ON CONFLICT (name) DO NOTHING",
+                )
+                .bind(meta.repository.as_str())
+                .execute(&mut **tx)
+                .await
+                .map_err(&db)?;
+                let id: i64 = sqlx::query_scalar("SELECT id FROM repositories WHERE name = $1")
+                    .bind(meta.repository.as_str())
+                    .fetch_one(&mut **tx)
+                    .await
+                    .map_err(&db)?;
+                known
+                    .repositories
+                    .insert(meta.repository.as_str().to_owned(), id);
+                id
+            }
+        };
 
         let profile = &run.profile;
-        sqlx::query(
-            "INSERT INTO fingerprints (hash, cpu_arch, cpu_vendor, cpu_brand, physical_cores, logical_cores, \
-             memory_gib, cpu_features, os_name, os_major_version, runner_image, runner_image_version, \
-             rustc_version, host_triple) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT (hash) DO NOTHING",
-        )
-        .bind(fingerprint.as_str())
-        .bind(&profile.cpu_arch)
-        .bind(&profile.cpu_vendor)
-        .bind(&profile.cpu_brand)
-        .bind(i64::from(profile.physical_cores))
-        .bind(i64::from(profile.logical_cores))
-        .bind(to_i64(profile.memory_gib)?)
-        .bind(profile.cpu_features.join(","))
-        .bind(&profile.os_name)
-        .bind(&profile.os_major_version)
-        .bind(&profile.runner_image)
-        .bind(&profile.runner_image_version)
-        .bind(&profile.rustc_version)
-        .bind(&profile.host_triple)
-        .execute(&mut **tx)
-        .await
-        .map_err(&db)?;
-        let fingerprint_id: i64 = sqlx::query_scalar("SELECT id FROM fingerprints WHERE hash = $1")
-            .bind(fingerprint.as_str())
-            .fetch_one(&mut **tx)
-            .await
-            .map_err(&db)?;
+        let fingerprint_id = match known.fingerprints.get(fingerprint.as_str()) {
+            Some(id) => *id,
+            None => {
+                sqlx::query(
+                    "INSERT INTO fingerprints (hash, cpu_arch, cpu_vendor, cpu_brand, physical_cores, logical_cores, \
+                     memory_gib, cpu_features, os_name, os_major_version, runner_image, runner_image_version, \
+                     rustc_version, host_triple) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT (hash) DO NOTHING",
+                )
+                .bind(fingerprint.as_str())
+                .bind(&profile.cpu_arch)
+                .bind(&profile.cpu_vendor)
+                .bind(&profile.cpu_brand)
+                .bind(i64::from(profile.physical_cores))
+                .bind(i64::from(profile.logical_cores))
+                .bind(to_i64(profile.memory_gib)?)
+                .bind(profile.cpu_features.join(","))
+                .bind(&profile.os_name)
+                .bind(&profile.os_major_version)
+                .bind(&profile.runner_image)
+                .bind(&profile.runner_image_version)
+                .bind(&profile.rustc_version)
+                .bind(&profile.host_triple)
+                .execute(&mut **tx)
+                .await
+                .map_err(&db)?;
+                let id: i64 = sqlx::query_scalar("SELECT id FROM fingerprints WHERE hash = $1")
+                    .bind(fingerprint.as_str())
+                    .fetch_one(&mut **tx)
+                    .await
+                    .map_err(&db)?;
+                known
+                    .fingerprints
+                    .insert(fingerprint.as_str().to_owned(), id);
+                id
+            }
+        };
 
         let existing = sqlx::query(
             "SELECT id, content_hash FROM runs WHERE repository_id = $1 AND commit_sha = $2 \
@@ -261,18 +287,24 @@ impl Store {
             previous = Some(RunId::from_row(existing_id));
         }
 
-        for chunk in run.measurements.chunks(BENCHMARK_ROWS_PER_INSERT) {
-            let mut insert =
-                QueryBuilder::<DB>::new("INSERT INTO benchmarks (repository_id, name) ");
-            insert.push_values(chunk, |mut row, measurement| {
-                row.push_bind(repository_id)
-                    .push_bind(measurement.id.as_str());
-            });
-            insert.push(" ON CONFLICT (repository_id, name) DO NOTHING");
-            insert.build().execute(&mut **tx).await.map_err(&db)?;
-        }
-        let benchmark_ids: HashMap<String, i64> =
-            sqlx::query("SELECT id, name FROM benchmarks WHERE repository_id = $1")
+        // The names are looked up again only when one is not known yet.
+        let names = known.benchmarks.entry(repository_id).or_default();
+        if !run
+            .measurements
+            .iter()
+            .all(|m| names.contains_key(m.id.as_str()))
+        {
+            for chunk in run.measurements.chunks(BENCHMARK_ROWS_PER_INSERT) {
+                let mut insert =
+                    QueryBuilder::<DB>::new("INSERT INTO benchmarks (repository_id, name) ");
+                insert.push_values(chunk, |mut row, measurement| {
+                    row.push_bind(repository_id)
+                        .push_bind(measurement.id.as_str());
+                });
+                insert.push(" ON CONFLICT (repository_id, name) DO NOTHING");
+                insert.build().execute(&mut **tx).await.map_err(&db)?;
+            }
+            *names = sqlx::query("SELECT id, name FROM benchmarks WHERE repository_id = $1")
                 .bind(repository_id)
                 .fetch_all(&mut **tx)
                 .await
@@ -281,11 +313,13 @@ impl Store {
                 .map(|row| Ok((row.try_get("name")?, row.try_get("id")?)))
                 .collect::<std::result::Result<_, sqlx::Error>>()
                 .map_err(&db)?;
+        }
+        let benchmark_ids = &*names;
 
         let rows = run
             .measurements
             .iter()
-            .map(|m| MeasurementRow::new(m, &benchmark_ids))
+            .map(|m| MeasurementRow::new(m, benchmark_ids))
             .collect::<Result<Vec<_>>>()?;
 
         // The run's row goes in once, with its packed statistics and gate view (they need the
@@ -542,4 +576,14 @@ struct Waiting {
     run: NewRun,
     replace: bool,
     reply: tokio::sync::oneshot::Sender<Result<IngestOutcome>>,
+}
+
+/// Ids one write transaction has found, by name: its later runs skip looking them up again.
+/// Dropped with the transaction, and cleared when a run's savepoint is rolled back.
+#[derive(Default)]
+struct KnownIds {
+    repositories: HashMap<String, i64>,
+    fingerprints: HashMap<String, i64>,
+    /// Each repository's benchmark ids by name.
+    benchmarks: HashMap<i64, HashMap<String, i64>>,
 }
