@@ -401,6 +401,54 @@ async fn runs_queued_behind_a_locked_store_are_answered_busy_together() {
     store.close().await;
 }
 
+/// A run whose caller goes away while it waits in the queue is not stored by the next write:
+/// a request given up before its write began leaves nothing, as without the queue.
+#[tokio::test]
+async fn a_queued_run_whose_caller_went_away_is_not_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("benchgate.db");
+    let store = Store::open_with(&db, Duration::from_secs(30))
+        .await
+        .unwrap();
+    let mut holder = sqlx::SqliteConnection::connect(&format!("sqlite://{}", db.display()))
+        .await
+        .unwrap();
+    sqlx::query("BEGIN EXCLUSIVE")
+        .execute(&mut holder)
+        .await
+        .unwrap();
+
+    // The first writer waits for the lock; the second queues behind it and is given up.
+    let writer = tokio::spawn({
+        let store = store.clone();
+        async move { store.ingest(&hundred_benchmarks(1)).await }
+    });
+    tokio::task::yield_now().await;
+    let given_up = tokio::spawn({
+        let store = store.clone();
+        async move { store.ingest(&hundred_benchmarks(2)).await }
+    });
+    tokio::task::yield_now().await;
+    given_up.abort();
+    assert!(given_up.await.unwrap_err().is_cancelled());
+
+    sqlx::query("ROLLBACK").execute(&mut holder).await.unwrap();
+    assert!(matches!(
+        writer.await.unwrap().unwrap(),
+        IngestOutcome::Created(_)
+    ));
+    store.ingest(&hundred_benchmarks(3)).await.unwrap();
+    let commits: Vec<String> = store
+        .list_runs()
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.meta.commit.to_string())
+        .collect();
+    assert_eq!(commits, [format!("{:040x}", 1), format!("{:040x}", 3)]);
+    store.close().await;
+}
+
 #[tokio::test]
 async fn the_database_is_in_wal_mode() {
     let dir = tempfile::tempdir().unwrap();

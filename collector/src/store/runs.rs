@@ -40,6 +40,8 @@ impl Store {
         }
         let (reply, mut answer) = tokio::sync::oneshot::channel();
         let ticket = queue.push(run.clone(), replace, reply);
+        // Dropped (the caller went away) while still queued, the run leaves the queue.
+        let _queued = Queued { queue, ticket };
         let _leader = queue.leader.lock().await;
         match answer.try_recv() {
             Ok(outcome) => outcome,
@@ -54,8 +56,8 @@ impl Store {
     }
 
     /// Writes `own` and then the `waiting` runs, in the order they came, in one transaction;
-    /// answers each waiting run after the commit and returns `own`'s outcome. When the transaction itself fails, the
-    /// error is returned; the waiting runs are answered busy if the store was busy (they waited
+    /// answers each waiting run after the commit and returns `own`'s outcome. When the
+    /// transaction itself fails, the error is returned; the waiting runs are answered busy if the store was busy (they waited
     /// for the same lock), else not at all, so that each caller writes its own run again.
     async fn write_batch(
         &self,
@@ -560,6 +562,14 @@ impl WriteQueue {
         ticket
     }
 
+    /// Takes the run of `ticket` out of the queue, if it is still there.
+    fn withdraw(&self, ticket: u64) {
+        self.waiting
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .retain(|w| w.ticket != ticket);
+    }
+
     fn take(&self) -> Vec<Waiting> {
         std::mem::take(
             &mut *self
@@ -586,4 +596,17 @@ struct KnownIds {
     fingerprints: HashMap<String, i64>,
     /// Each repository's benchmark ids by name.
     benchmarks: HashMap<i64, HashMap<String, i64>>,
+}
+
+/// A queued run's place: when its caller's future is dropped before a writer took the run,
+/// the run is withdrawn, so a request given up is not stored later by someone else's write.
+struct Queued<'a> {
+    queue: &'a WriteQueue,
+    ticket: u64,
+}
+
+impl Drop for Queued<'_> {
+    fn drop(&mut self) {
+        self.queue.withdraw(self.ticket);
+    }
 }
