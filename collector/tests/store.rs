@@ -352,6 +352,19 @@ async fn a_run_writes_as_many_pages_to_a_large_store_as_to_a_small_one() {
     );
 }
 
+/// A connection of its own holding the SQLite store's write lock, as another process's writer
+/// would, until it rolls back.
+async fn lock_from_another_connection(db: &Path) -> sqlx::SqliteConnection {
+    let mut holder = sqlx::SqliteConnection::connect(&format!("sqlite://{}", db.display()))
+        .await
+        .unwrap();
+    sqlx::query("BEGIN EXCLUSIVE")
+        .execute(&mut holder)
+        .await
+        .unwrap();
+    holder
+}
+
 /// Runs queued behind a writer that finds the store locked by another process past the busy
 /// timeout are answered busy with it: they waited for the same lock. Written again one at a
 /// time, six runs would take six timeouts.
@@ -361,13 +374,7 @@ async fn runs_queued_behind_a_locked_store_are_answered_busy_together() {
     let db = dir.path().join("benchgate.db");
     let timeout = Duration::from_secs(1);
     let store = Store::open_with(&db, timeout).await.unwrap();
-    let mut holder = sqlx::SqliteConnection::connect(&format!("sqlite://{}", db.display()))
-        .await
-        .unwrap();
-    sqlx::query("BEGIN EXCLUSIVE")
-        .execute(&mut holder)
-        .await
-        .unwrap();
+    let mut holder = lock_from_another_connection(&db).await;
 
     let started = std::time::Instant::now();
     let mut tasks = tokio::task::JoinSet::new();
@@ -410,13 +417,7 @@ async fn a_queued_run_whose_caller_went_away_is_not_stored() {
     let store = Store::open_with(&db, Duration::from_secs(30))
         .await
         .unwrap();
-    let mut holder = sqlx::SqliteConnection::connect(&format!("sqlite://{}", db.display()))
-        .await
-        .unwrap();
-    sqlx::query("BEGIN EXCLUSIVE")
-        .execute(&mut holder)
-        .await
-        .unwrap();
+    let mut holder = lock_from_another_connection(&db).await;
 
     // The first writer waits for the lock; the second queues behind it and is given up.
     let writer = tokio::spawn({
