@@ -5,9 +5,15 @@
 //! state and metric it tallies P(regressed), P(inconclusive) and P(pass) against δ, prints the
 //! table (`cargo test --release --test it accuracy -- --nocapture`) and checks the targets:
 //! - identical code is `regressed` in at most 1% of benchmark comparisons;
-//! - a slowdown at or beyond the limit is `pass` at most 5% of the time;
-//! - same-job A/B with 3 rounds on an idle machine: at least 90% of slowdowns of 1.5 times the
-//!   limit are `regressed`, and at least 90% of identical-code comparisons are `pass`.
+//! - a slowdown beyond the limit is `pass` or `warn` at most 5% of the time, and exactly at the
+//!   limit not significantly more often;
+//! - adaptive A/B decides at least 95% (idle) and 85% (busy) of identical comparisons, in no
+//!   more rounds on average than 3 fixed ones;
+//! - a stored baseline with 10+ runs of history on an idle machine decides at least 90% of
+//!   identical comparisons (both metrics together);
+//! - same-job A/B with 3 rounds on an idle machine: at least 90% of identical-code comparisons
+//!   are `pass`, and at least 90% of slowdowns of 1.5 times the limit are `regressed` among
+//!   the benchmarks the gate does not report too noisy to gate at 3 rounds.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
@@ -74,6 +80,21 @@ fn one_and_a_half_limits(metric: Metric) -> f64 {
         Metric::Time | Metric::Lower => 0.225,
         Metric::Throughput | Metric::Higher => 1.0 / 0.85 - 1.0,
     }
+}
+
+/// The recordings measured, each a directory of tests/fixtures/recordings/: `idle` and `busy`
+/// (2026-11-22, 24 runs of the 18 benchmarks the sample crate had then) and `idle-2026-11-26`
+/// (a second idle day, 40 runs of its 25 benchmarks: more independent adaptive windows).
+const RECORDINGS: [&str; 3] = ["idle", "busy", "idle-2026-11-26"];
+
+/// Whether a recording's machine was idle (its name says so).
+fn is_idle(state: &str) -> bool {
+    state.starts_with("idle")
+}
+
+/// Whether a setting ("<mode>, <state>") was measured on an idle machine.
+fn setting_is_idle(setting: &str) -> bool {
+    setting.rsplit(", ").next().is_some_and(is_idle)
 }
 
 fn load_recording(state: &str) -> Vec<Vec<Measurement>> {
@@ -158,11 +179,19 @@ struct Tally {
     other: usize,
     /// Rounds each verdict took, summed (adaptive A/B).
     rounds: usize,
+    /// Comparisons the gate could gate: not reported "too noisy to gate" at its plan's last
+    /// round count (the report's `too_noisy`), and how many of those were `regressed`.
+    gateable: usize,
+    gateable_regressed: usize,
 }
 
 impl Tally {
-    fn add_after(&mut self, verdict: Verdict, rounds: usize) {
+    fn add_after(&mut self, verdict: Verdict, rounds: usize, too_noisy: bool) {
         self.rounds += rounds;
+        if !too_noisy {
+            self.gateable += 1;
+            self.gateable_regressed += usize::from(verdict == Verdict::Regressed);
+        }
         match verdict {
             Verdict::Regressed => self.regressed += 1,
             Verdict::Inconclusive => self.inconclusive += 1,
@@ -233,7 +262,7 @@ fn tally_comparison(
         table
             .entry((setting.to_owned(), metric_name(b.metric), 0))
             .or_default()
-            .add_after(b.verdict, b.rounds);
+            .add_after(b.verdict, b.rounds, b.too_noisy.is_some());
     }
     let compared: Vec<(String, Metric)> = decision
         .benchmarks
@@ -260,7 +289,7 @@ fn tally_comparison(
             table
                 .entry((setting.to_owned(), metric_name(*metric), key(delta)))
                 .or_default()
-                .add_after(result.verdict, result.rounds);
+                .add_after(result.verdict, result.rounds, result.too_noisy.is_some());
         }
     }
 }
@@ -273,17 +302,21 @@ fn adaptive(
     policy: &Policy,
     base: &[Vec<Measurement>],
     head: &[Vec<Measurement>],
-) -> Vec<(String, Metric, Verdict, usize)> {
+) -> Vec<(String, Metric, Verdict, usize, bool)> {
     let max = base.len().min(head.len());
     let plan = Plan::adaptive(max);
     let none = HashMap::new();
-    let mut decided: BTreeMap<String, (Metric, Verdict, usize)> = BTreeMap::new();
+    let mut decided: BTreeMap<String, (Metric, Verdict, usize, bool)> = BTreeMap::new();
     for n in 2..=max {
         // A benchmark decided at an earlier look is not run again.
         let keep = |round: &Vec<Measurement>, k: usize| -> Vec<Measurement> {
             round
                 .iter()
-                .filter(|m| decided.get(m.id.as_str()).is_none_or(|(_, _, at)| k < *at))
+                .filter(|m| {
+                    decided
+                        .get(m.id.as_str())
+                        .is_none_or(|(_, _, at, _)| k < *at)
+                })
                 .cloned()
                 .collect()
         };
@@ -304,7 +337,10 @@ fn adaptive(
                 continue;
             }
             if b.verdict != Verdict::Inconclusive || b.futile || n == max {
-                decided.insert(b.id.clone(), (b.metric, b.verdict, n));
+                decided.insert(
+                    b.id.clone(),
+                    (b.metric, b.verdict, n, b.too_noisy.is_some()),
+                );
             }
         }
         let open = base[n - 1]
@@ -316,7 +352,7 @@ fn adaptive(
     }
     decided
         .into_iter()
-        .map(|(id, (metric, verdict, rounds))| (id, metric, verdict, rounds))
+        .map(|(id, (metric, verdict, rounds, too_noisy))| (id, metric, verdict, rounds, too_noisy))
         .collect()
 }
 
@@ -325,19 +361,19 @@ fn tally_adaptive(table: &mut Table, policy: &Policy, setting: &str, window: &[V
     let base: Vec<_> = window.iter().step_by(2).cloned().collect();
     let head: Vec<_> = window.iter().skip(1).step_by(2).cloned().collect();
     let identical = adaptive(policy, &base, &head);
-    for (_, metric, verdict, rounds) in &identical {
+    for (_, metric, verdict, rounds, too_noisy) in &identical {
         table
             .entry((setting.to_owned(), metric_name(*metric), 0))
             .or_default()
-            .add_after(*verdict, *rounds);
+            .add_after(*verdict, *rounds, *too_noisy);
     }
     for delta in deltas().into_iter().filter(|d| *d > 0.0) {
-        for (id, metric, _, _) in &identical {
+        for (id, metric, ..) in &identical {
             let slowed_head: Vec<Vec<Measurement>> = head
                 .iter()
                 .map(|round| slow_one(round, id, delta))
                 .collect();
-            let (_, _, verdict, rounds) = adaptive(policy, &base, &slowed_head)
+            let (_, _, verdict, rounds, too_noisy) = adaptive(policy, &base, &slowed_head)
                 .into_iter()
                 .find(|(other, ..)| other == id)
                 .unwrap();
@@ -345,7 +381,7 @@ fn tally_adaptive(table: &mut Table, policy: &Policy, setting: &str, window: &[V
             table
                 .entry((setting.to_owned(), metric_name(*metric), key(delta)))
                 .or_default()
-                .add_after(verdict, rounds);
+                .add_after(verdict, rounds, too_noisy);
         }
     }
 }
@@ -412,7 +448,7 @@ fn measure_recording(table: &mut Table, policy: &Policy, runs: &[Vec<Measurement
         // A second real regression in the same run: another benchmark 71% slower (on the idle
         // machine, where a stored baseline is meant to decide).
         let other = runs[i + 1][0].id.as_str();
-        if state == "idle" {
+        if is_idle(state) {
             tally_comparison(
                 table,
                 policy,
@@ -479,13 +515,13 @@ fn render(table: &Table) -> String {
             );
             let _ = writeln!(
                 out,
-                "| δ (time) | n | P(regressed) | P(inconclusive) | P(pass) | P(warn) | P(improved) | mean rounds |"
+                "| δ (time) | n | P(regressed) | P(inconclusive) | P(pass) | P(warn) | P(improved) | mean rounds | too noisy | P(regressed), gateable |"
             );
-            let _ = writeln!(out, "|---:|---:|---:|---:|---:|---:|---:|---:|");
+            let _ = writeln!(out, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         }
         let _ = writeln!(
             out,
-            "| {:.1}% | {} | {:.1}% | {:.1}% | {:.1}% | {:.1}% | {:.1}% | {:.2} |",
+            "| {:.1}% | {} | {:.1}% | {:.1}% | {:.1}% | {:.1}% | {:.1}% | {:.2} | {:.1}% | {:.1}% |",
             *delta as f64 / 10.0,
             tally.n(),
             100.0 * tally.share(tally.regressed),
@@ -494,6 +530,8 @@ fn render(table: &Table) -> String {
             100.0 * tally.share(tally.warn),
             100.0 * tally.share(tally.other),
             tally.mean_rounds(),
+            100.0 * tally.share(tally.n() - tally.gateable),
+            100.0 * tally.gateable_regressed as f64 / tally.gateable.max(1) as f64,
         );
     }
     out
@@ -548,7 +586,7 @@ fn statistic_summary(name: &str, table: &Table) -> String {
 fn the_gate_meets_its_error_rates_on_real_a_a_data() {
     // BENCHGATE_ACCURACY_STATES narrows the recordings while developing; CI measures both.
     let states =
-        std::env::var("BENCHGATE_ACCURACY_STATES").unwrap_or_else(|_| "idle,busy".to_owned());
+        std::env::var("BENCHGATE_ACCURACY_STATES").unwrap_or_else(|_| RECORDINGS.join(","));
     let recordings: Vec<(String, Vec<Vec<Measurement>>)> = states
         .split(',')
         .map(|state| (state.trim().to_owned(), load_recording(state.trim())))
@@ -587,6 +625,9 @@ fn the_gate_meets_its_error_rates_on_real_a_a_data() {
     );
 
     let mut failures = Vec::new();
+    // A stored baseline's identical comparisons decided, over both metrics (the target
+    // is per benchmark comparison): setting → (decided, compared).
+    let mut stored_decided: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     for ((setting, metric, delta), tally) in &table {
         let metric_kind = if *metric == "latency" {
             Metric::Time
@@ -616,10 +657,10 @@ fn the_gate_meets_its_error_rates_on_real_a_a_data() {
             ));
         }
         if setting.starts_with("adaptive") && delta == 0.0 {
-            let target = if setting.ends_with("busy") {
-                ADAPTIVE_DECIDED_BUSY
-            } else {
+            let target = if setting_is_idle(setting) {
                 ADAPTIVE_DECIDED_IDLE
+            } else {
+                ADAPTIVE_DECIDED_BUSY
             };
             let decided = 1.0 - tally.share(tally.inconclusive);
             if decided < target {
@@ -637,31 +678,38 @@ fn the_gate_meets_its_error_rates_on_real_a_a_data() {
                 ));
             }
         }
-        if setting == "stored baseline + history, idle" && delta == 0.0 {
-            let decided = 1.0 - tally.share(tally.inconclusive);
-            if decided < STORED_DECIDED_IDLE {
-                failures.push(format!(
-                    "{setting}, {metric}: identical code decided only {:.1}%",
-                    100.0 * decided
-                ));
-            }
+        if setting.starts_with("stored baseline + history, idle") && delta == 0.0 {
+            let pooled = stored_decided.entry(setting.as_str()).or_insert((0, 0));
+            pooled.0 += tally.n() - tally.inconclusive;
+            pooled.1 += tally.n();
         }
-        if setting.starts_with("A/B") && setting.ends_with("idle") {
+        if setting.starts_with("A/B") && setting_is_idle(setting) {
             if delta == 0.0 && tally.share(tally.pass) < 0.90 {
                 failures.push(format!(
                     "{setting}, {metric}: identical code passed only {:.1}%",
                     100.0 * tally.share(tally.pass)
                 ));
             }
-            if (delta - one_and_a_half_limits(metric_kind)).abs() < 1e-3
-                && tally.share(tally.regressed) < 0.90
-            {
+            // Of the benchmarks the gate does not report too noisy to gate at 3 rounds (a
+            // benchmark whose rounds swing by ±10% cannot show a 22.5% slowdown in three).
+            let caught = tally.gateable_regressed as f64 / tally.gateable.max(1) as f64;
+            if (delta - one_and_a_half_limits(metric_kind)).abs() < 1e-3 && caught < 0.90 {
                 failures.push(format!(
-                    "{setting}, {metric}, δ {:.1}%: regressed only {:.1}%",
+                    "{setting}, {metric}, δ {:.1}%: regressed only {:.1}% of {} gateable",
                     delta * 100.0,
-                    100.0 * tally.share(tally.regressed)
+                    100.0 * caught,
+                    tally.gateable
                 ));
             }
+        }
+    }
+    for (setting, (decided, compared)) in stored_decided {
+        let share = decided as f64 / compared.max(1) as f64;
+        if share < STORED_DECIDED_IDLE {
+            failures.push(format!(
+                "{setting}: identical code decided only {:.1}% ({decided} of {compared})",
+                100.0 * share
+            ));
         }
     }
     assert!(
