@@ -83,9 +83,10 @@ fn one_and_a_half_limits(metric: Metric) -> f64 {
 }
 
 /// The recordings measured, each a directory of tests/fixtures/recordings/: `idle` and `busy`
-/// (2026-11-22, 24 runs of the 18 benchmarks the sample crate had then) and `idle-2026-11-26`
-/// (a second idle day, 40 runs of its 25 benchmarks: more independent adaptive windows).
-const RECORDINGS: [&str; 3] = ["idle", "busy", "idle-2026-11-26"];
+/// (2026-11-22, 24 runs of the 18 benchmarks the sample crate had then), `idle-2026-11-26` and
+/// `busy-2026-11-26` (a second day on another VM, 40 runs each of its 25 benchmarks: more
+/// independent adaptive windows).
+const RECORDINGS: [&str; 4] = ["idle", "busy", "idle-2026-11-26", "busy-2026-11-26"];
 
 /// Whether a recording's machine was idle (its name says so).
 fn is_idle(state: &str) -> bool {
