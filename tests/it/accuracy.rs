@@ -214,6 +214,10 @@ impl Tally {
     fn share(&self, count: usize) -> f64 {
         count as f64 / self.n().max(1) as f64
     }
+    /// `regressed` among the comparisons not reported too noisy to gate.
+    fn gateable_caught(&self) -> f64 {
+        self.gateable_regressed as f64 / self.gateable.max(1) as f64
+    }
 }
 
 /// (setting, metric, δ in per-mille) → tally.
@@ -299,25 +303,17 @@ fn tally_comparison(
 /// round of only the benchmarks still undecided, to `MAX_ROUNDS`. Round k of a benchmark is
 /// always the window's k-th recorded pair, so every extra round is one not used before. Each
 /// benchmark's verdict is the one at the look that decided it. Returns (id, verdict, rounds).
-fn adaptive(
-    policy: &Policy,
-    base: &[Vec<Measurement>],
-    head: &[Vec<Measurement>],
-) -> Vec<(String, Metric, Verdict, usize, bool)> {
+fn adaptive(policy: &Policy, base: &[Vec<Measurement>], head: &[Vec<Measurement>]) -> Vec<Outcome> {
     let max = base.len().min(head.len());
     let plan = Plan::adaptive(max);
     let none = HashMap::new();
-    let mut decided: BTreeMap<String, (Metric, Verdict, usize, bool)> = BTreeMap::new();
+    let mut decided: BTreeMap<String, Outcome> = BTreeMap::new();
     for n in 2..=max {
         // A benchmark decided at an earlier look is not run again.
         let keep = |round: &Vec<Measurement>, k: usize| -> Vec<Measurement> {
             round
                 .iter()
-                .filter(|m| {
-                    decided
-                        .get(m.id.as_str())
-                        .is_none_or(|(_, _, at, _)| k < *at)
-                })
+                .filter(|m| decided.get(m.id.as_str()).is_none_or(|o| k < o.rounds))
                 .cloned()
                 .collect()
         };
@@ -340,7 +336,13 @@ fn adaptive(
             if b.verdict != Verdict::Inconclusive || b.futile || n == max {
                 decided.insert(
                     b.id.clone(),
-                    (b.metric, b.verdict, n, b.too_noisy.is_some()),
+                    Outcome {
+                        id: b.id.clone(),
+                        metric: b.metric,
+                        verdict: b.verdict,
+                        rounds: n,
+                        too_noisy: b.too_noisy.is_some(),
+                    },
                 );
             }
         }
@@ -351,10 +353,18 @@ fn adaptive(
             break;
         }
     }
-    decided
-        .into_iter()
-        .map(|(id, (metric, verdict, rounds, too_noisy))| (id, metric, verdict, rounds, too_noisy))
-        .collect()
+    decided.into_values().collect()
+}
+
+/// One benchmark's verdict in an adaptive comparison, and the look that decided it.
+struct Outcome {
+    id: String,
+    metric: Metric,
+    verdict: Verdict,
+    /// Rounds the verdict took.
+    rounds: usize,
+    /// Reported too noisy to gate at the plan's last look.
+    too_noisy: bool,
 }
 
 /// Adaptive A/B over `window` (A B A B …): every benchmark at δ = 0, then each slowed alone.
@@ -362,27 +372,27 @@ fn tally_adaptive(table: &mut Table, policy: &Policy, setting: &str, window: &[V
     let base: Vec<_> = window.iter().step_by(2).cloned().collect();
     let head: Vec<_> = window.iter().skip(1).step_by(2).cloned().collect();
     let identical = adaptive(policy, &base, &head);
-    for (_, metric, verdict, rounds, too_noisy) in &identical {
+    for o in &identical {
         table
-            .entry((setting.to_owned(), metric_name(*metric), 0))
+            .entry((setting.to_owned(), metric_name(o.metric), 0))
             .or_default()
-            .add_after(*verdict, *rounds, *too_noisy);
+            .add_after(o.verdict, o.rounds, o.too_noisy);
     }
     for delta in deltas().into_iter().filter(|d| *d > 0.0) {
-        for (id, metric, ..) in &identical {
+        for Outcome { id, metric, .. } in &identical {
             let slowed_head: Vec<Vec<Measurement>> = head
                 .iter()
                 .map(|round| slow_one(round, id, delta))
                 .collect();
-            let (_, _, verdict, rounds, too_noisy) = adaptive(policy, &base, &slowed_head)
+            let slowed = adaptive(policy, &base, &slowed_head)
                 .into_iter()
-                .find(|(other, ..)| other == id)
+                .find(|o| &o.id == id)
                 .unwrap();
 
             table
                 .entry((setting.to_owned(), metric_name(*metric), key(delta)))
                 .or_default()
-                .add_after(verdict, rounds, too_noisy);
+                .add_after(slowed.verdict, slowed.rounds, slowed.too_noisy);
         }
     }
 }
@@ -532,7 +542,7 @@ fn render(table: &Table) -> String {
             100.0 * tally.share(tally.other),
             tally.mean_rounds(),
             100.0 * tally.share(tally.n() - tally.gateable),
-            100.0 * tally.gateable_regressed as f64 / tally.gateable.max(1) as f64,
+            100.0 * tally.gateable_caught(),
         );
     }
     out
@@ -693,7 +703,7 @@ fn the_gate_meets_its_error_rates_on_real_a_a_data() {
             }
             // Of the benchmarks the gate does not report too noisy to gate at 3 rounds (a
             // benchmark whose rounds swing by ±10% cannot show a 22.5% slowdown in three).
-            let caught = tally.gateable_regressed as f64 / tally.gateable.max(1) as f64;
+            let caught = tally.gateable_caught();
             if (delta - one_and_a_half_limits(metric_kind)).abs() < 1e-3 && caught < 0.90 {
                 failures.push(format!(
                     "{setting}, {metric}, δ {:.1}%: regressed only {:.1}% of {} gateable",
