@@ -85,7 +85,7 @@ fn summarize(measurement: &Measurement, statistic: Statistic) -> (f64, f64) {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Mode {
-    /// Base and head built and run alternately in the same job (A B A B ...).
+    /// Base and head built and run in turn in the same job (A B, B A, ...).
     SameJobAb,
     /// A stored run of the base commit (or a near ancestor) on the same fingerprint.
     StoredBaseline,

@@ -1,7 +1,7 @@
 //! `benchgate ab`: same-job A/B on this machine. Checks out base and head in git worktrees,
-//! builds both, runs the bench command alternately (A B A B ..., never A A B B) with a fresh
-//! Criterion output directory per run, stores every round, and decides with the rounds as the
-//! unit of replication.
+//! builds both, runs the bench command in counterbalanced rounds (A B, B A, A B, B A ...; never
+//! A A B B) with a fresh Criterion output directory per run, stores every round, and decides
+//! with the rounds as the unit of replication.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -33,8 +33,9 @@ pub struct Args {
     /// The head ref.
     #[arg(long, value_name = "REF")]
     head_ref: String,
-    /// Exactly this many rounds, each running base once, then head once [default: adaptive,
-    /// from 2 rounds to --max-rounds, re-running only the benchmarks still undecided].
+    /// Exactly this many rounds, each running base and head once, in turn first (A B, B A, ...)
+    /// [default: adaptive, from 2 rounds to --max-rounds, re-running only the benchmarks still
+    /// undecided].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100))]
     rounds: Option<u32>,
     /// The most rounds adaptive A/B runs.
@@ -583,7 +584,24 @@ fn filter_for(ids: &[&str]) -> String {
     format!("^(?:{})$", escaped.join("|"))
 }
 
-/// Runs the rounds A B A B ..., storing each, of every benchmark or with `only`, of those ids.
+/// Which side runs first in `round` (from 0): base in even rounds, head in odd ones (A B, B A,
+/// A B, ...). A machine that drifts during the job (a neighbour settling in, caches or clocks
+/// warming) slows whichever side runs second a little in every round; with a fixed order that
+/// offset reads as a change the rounds agree on, so their spread cannot show it (on three of
+/// the four A/A recordings of docs/accuracy.md, adaptive A/B let 6.7–7.1% of latency slowdowns
+/// exactly at the limit through with A B A B, 3.6–4.2% with the order turned). Counterbalanced,
+/// a steady drift cancels over each two rounds and the rest shows as spread, which the bands
+/// account for.
+fn order(round: usize) -> [usize; 2] {
+    if round.is_multiple_of(2) {
+        [0, 1]
+    } else {
+        [1, 0]
+    }
+}
+
+/// Runs the rounds A B, B A, ... ([`order`]), storing each, of every benchmark or with `only`,
+/// of those ids.
 /// Adaptive: after every round from the second, the benchmarks decided so far are set aside,
 /// and the next round runs only the others.
 #[allow(clippy::too_many_arguments)]
@@ -610,7 +628,8 @@ pub(super) async fn run_rounds(
         let filter = undecided
             .as_ref()
             .map(|ids| filter_for(&ids.iter().map(String::as_str).collect::<Vec<_>>()));
-        for (index, side) in sides.iter().enumerate() {
+        for index in order(round) {
+            let side = sides[index];
             let what = format!(
                 "round {}/{}{}: {} ({})",
                 round + 1,

@@ -133,8 +133,8 @@ missed budget; 2 an error.")]
 Exit: 0 pass, inconclusive or no baseline (or anything under --warn-only); 1 a regression or a
 missed budget; 2 an error.")]
     Gate(gate::Args),
-    /// Same-job A/B: build base and head, run the bench command alternately (A B A B ...) on
-    /// this machine, store every round, and decide with the rounds.
+    /// Same-job A/B: build base and head, run the bench command in turn (A B, B A, ...) on this
+    /// machine, store every round, and decide with the rounds.
     #[command(after_help = "Examples:
   benchgate ab --base-ref origin/main --head-ref HEAD -- cargo bench --workspace
   benchgate ab --base-ref main~1 --head-ref main --max-rounds 6 --budget 10m -- cargo bench

@@ -1,5 +1,5 @@
 //! `benchgate ab` end to end in scratch git repositories: base and head check out in worktrees,
-//! the bench command runs A B A B A B, every round is stored, and the rounds decide.
+//! the bench command runs A B, B A, A B, every round is stored, and the rounds decide.
 //!
 //! The first tests build a real crate (`tests/fixtures/ab-zoo`: a Criterion bench of the crate's
 //! own code and of a path dependency) whose head commit changes code, a comment, or the
@@ -329,7 +329,8 @@ fn rounds_alternate_are_stored_and_a_slower_head_fails() {
     let order = std::fs::read_to_string(&log).unwrap();
     assert_eq!(
         order.lines().collect::<Vec<_>>(),
-        ["base", "head", "base", "head", "base", "head"]
+        ["base", "head", "head", "base", "base", "head"],
+        "base first in even rounds, head first in odd ones"
     );
 
     let runs = benchgate(repo.path(), &["runs", "--format", "json"]);

@@ -286,15 +286,19 @@ fn time_budgets_on_medians_are_drawn_on_their_charts() {
 
 #[test]
 fn same_job_ab_rounds_are_one_point_per_commit() {
-    // A B A B A B, as `benchgate ab` stores its rounds (kind local, one attempt per round):
+    // A B, B A, A B, as `benchgate ab` stores its rounds (kind local, one attempt per round):
     // the head does the same work 1.5 times slower.
     let dir = tempfile::tempdir().unwrap();
     let tree = "dicethedev__MerkleForge/target/criterion";
     let base = corpus(tree);
     let slower = scaled_copy(tree, 1.5);
     let (a, b) = ("a".repeat(40), "b".repeat(40));
-    for round in 1..=3 {
-        for (commit, path) in [(&a, base.as_path()), (&b, slower.path())] {
+    for round in 1..=3u32 {
+        let mut sides = [(&a, base.as_path()), (&b, slower.path())];
+        if round.is_multiple_of(2) {
+            sides.reverse();
+        }
+        for (commit, path) in sides {
             let attempt = round.to_string();
             let output = benchgate(
                 dir.path(),
