@@ -49,7 +49,8 @@ pub const FUTILITY_POWER: f64 = 0.1;
 
 /// Rounds an adaptive comparison runs before it may stop a benchmark for futility: the
 /// trend of fewer is itself too noisy to give up on (from 5, busy throughput comparisons
-/// cost 3.04 rounds, more than 3 fixed rounds).
+/// cost 3.04 rounds, more than 3 fixed rounds, measured with A B A B rounds; with the rounds
+/// counterbalanced, from 3 they cost 3.10 and from 4 3.17: docs/accuracy.md, "Limits").
 pub const MIN_ROUNDS_FOR_FUTILITY: usize = 4;
 
 /// One side of a decision as seen from a look: the estimate it rests on, the per-round
