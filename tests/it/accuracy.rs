@@ -700,9 +700,9 @@ fn the_gate_meets_its_error_rates_on_real_a_a_data() {
                     100.0 * decided
                 ));
             }
-            let pooled = adaptive_rounds.entry(setting.as_str()).or_insert((0, 0));
-            pooled.0 += tally.rounds;
-            pooled.1 += tally.n();
+            let suite = adaptive_rounds.entry(setting.as_str()).or_insert((0, 0));
+            suite.0 += tally.rounds;
+            suite.1 += tally.n();
         }
         if setting.starts_with("stored baseline + history, idle") && delta == 0.0 {
             let pooled = stored_decided.entry(setting.as_str()).or_insert((0, 0));
