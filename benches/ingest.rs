@@ -1,8 +1,10 @@
 //! Ingest speed: a Criterion tree of 1,000 benchmarks with 100 samples each, generated in the
-//! shape Criterion 0.5+ writes. Three measurements, to be compared as ratios of medians:
+//! shape Criterion 0.5+ writes. Four measurements, to be compared as ratios of medians:
 //! - `floor`: the fastest way to read and parse what the reader needs, on every core as the
 //!   reader works: each benchmark's three JSON files read and parsed into plain structs of the
 //!   fields benchgate keeps (no walk, no validation, no conversion);
+//! - `floor_with_walk`: the floor plus the least walk that finds the benchmark directories
+//!   from the root (printed beside it, so the reader's share splits into the walk and the rest);
 //! - `read_tree`: benchgate's reader (walk, parse, validate);
 //! - `read_tree_and_store`: the reader plus one SQLite transaction into a fresh, migrated file.
 //!
@@ -138,6 +140,8 @@ fn ingest(c: &mut Criterion) {
         .sample_size(20)
         .measurement_time(Duration::from_secs(8));
     group.bench_function("floor", |b| b.iter(|| floor(&dirs)));
+    assert_eq!(floor_with_walk(&root), floor(&dirs));
+    group.bench_function("floor_with_walk", |b| b.iter(|| floor_with_walk(&root)));
     group.bench_function("read_tree", |b| {
         b.iter(|| read_tree(&root, "new").unwrap().len())
     });
@@ -162,6 +166,14 @@ fn ingest(c: &mut Criterion) {
     let measured = ratios(
         "ingest_1000x100",
         "floor",
+        &["read_tree", "read_tree_and_store"],
+    );
+    // Printed, not gated: the reader's share over the target's floor split into the walk and
+    // the rest.
+    ratios("ingest_1000x100", "floor", &["floor_with_walk"]);
+    ratios(
+        "ingest_1000x100",
+        "floor_with_walk",
         &["read_tree", "read_tree_and_store"],
     );
     write_metrics("ingest_1000x100", "floor", &measured);
@@ -219,6 +231,32 @@ fn floor(dirs: &[PathBuf]) -> usize {
             sample.times.len()
         })
         .sum()
+}
+
+/// The floor with the walk: what a reader given only the root must do on top of [`floor`],
+/// find the benchmark directories. Every directory is listed on every core (rayon); an entry's
+/// kind comes from the listing itself (no `stat`), and a directory holding `new/` is read and
+/// parsed as [`floor`] reads one, without looking further into it. Printed beside the target's
+/// floor so that the reader's share over it is split into the walk and the rest.
+fn floor_with_walk(root: &Path) -> usize {
+    fn visit(dir: &Path) -> usize {
+        use rayon::prelude::*;
+        let subdirs: Vec<PathBuf> = fs::read_dir(dir)
+            .unwrap()
+            .filter_map(|entry| {
+                let entry = entry.unwrap();
+                entry.file_type().unwrap().is_dir().then(|| entry.path())
+            })
+            .collect();
+        if subdirs
+            .iter()
+            .any(|d| d.file_name().is_some_and(|n| n == "new"))
+        {
+            return floor(std::slice::from_ref(&dir.to_owned()));
+        }
+        subdirs.par_iter().map(|d| visit(d)).sum()
+    }
+    visit(root)
 }
 
 /// Prints each of `others`' median over `floor`'s, from the estimates Criterion just wrote
