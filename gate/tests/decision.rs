@@ -253,10 +253,10 @@ fn a_single_stored_run_without_history_never_passes_but_still_catches_a_large_sl
     assert_eq!(decision.verdict, Overall::Regressed);
 }
 
-#[test]
-fn a_single_pair_where_one_benchmark_jumps_among_calm_ones_fails_it_but_a_uniform_shift_does_not() {
-    let mut noise = Noise(11);
-    let history: HashMap<String, Vec<f64>> = (0..12)
+/// Twenty runs of history for `b00`..`b11`, each at 1000 ns with 1% run-to-run noise.
+fn calm_history(seed: u64) -> HashMap<String, Vec<f64>> {
+    let mut noise = Noise(seed);
+    (0..12)
         .map(|j| {
             (
                 format!("b{j:02}"),
@@ -265,7 +265,12 @@ fn a_single_pair_where_one_benchmark_jumps_among_calm_ones_fails_it_but_a_unifor
                     .collect(),
             )
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn a_single_pair_where_one_benchmark_jumps_among_calm_ones_fails_it_but_a_uniform_shift_does_not() {
+    let history = calm_history(11);
     let base = vec![
         (0..12)
             .map(|j| measurement(&format!("b{j:02}"), 1000.0, 0.01, None))
@@ -736,4 +741,64 @@ fn summary_entry(decision: &benchgate_gate::decision::Decision, id: &str) -> ser
         .find(|b| b["id"] == id)
         .unwrap()
         .clone()
+}
+
+#[test]
+fn fixed_ab_rounds_pass_on_a_bound_with_a_margin_and_the_other_plans_spend_their_share() {
+    use benchgate_gate::decision::{FIXED_AB_PASS_SHARE, Plan};
+    let (base, head) = rounds(&quiet(12), 3, 21);
+    let bound_of = |d: &benchgate_gate::decision::Decision, id: &str| {
+        d.benchmarks
+            .iter()
+            .find(|b| b.id == id)
+            .unwrap()
+            .bound
+            .unwrap()
+    };
+    // Fixed rounds: a `pass` rests on a 96% bound (four fifths of the 5% spent).
+    let fixed = look(&base, &head, 3, Plan::Fixed);
+    assert_eq!(verdicts(&fixed)["q00"], Verdict::Pass);
+    let confidence = bound_of(&fixed, "q00").confidence;
+    assert!((confidence - 0.96).abs() < 1e-12, "{confidence}");
+    // A stricter policy keeps the same margin: 1 − 0.01 × 0.8.
+    let strict = benchgate_gate::decision::evaluate_with(
+        &Input {
+            mode: Mode::SameJobAb,
+            base_rounds: &base,
+            head_rounds: &head,
+            history: &HashMap::new(),
+        },
+        &Policy {
+            confidence: 0.99,
+            ..Policy::default()
+        },
+        Plan::Fixed,
+    );
+    let confidence = bound_of(&strict, "q00").confidence;
+    assert!(
+        (confidence - (1.0 - 0.01 * FIXED_AB_PASS_SHARE)).abs() < 1e-12,
+        "{confidence}"
+    );
+    // Adaptive looks spend their share of the whole 5%, no margin on top (their union bound
+    // over overlapping looks holds one): at 3 rounds of 8, 1 − 0.05 × ((2/7)^¾ − (1/7)^¾).
+    let adaptive = look(&base, &head, 3, Plan::adaptive(8));
+    let share = (2.0f64 / 7.0).powf(0.75) - (1.0f64 / 7.0).powf(0.75);
+    let confidence = bound_of(&adaptive, "q00").confidence;
+    assert!(
+        (confidence - (1.0 - 0.05 * share)).abs() < 1e-12,
+        "{confidence}"
+    );
+    // A stored baseline's pass rests on its own construction at the full 95%.
+    let history = calm_history(3);
+    let one_run = |ns: f64| {
+        vec![
+            (0..12)
+                .map(|j| measurement(&format!("b{j:02}"), ns, 0.01, None))
+                .collect::<Vec<_>>(),
+        ]
+    };
+    let stored = decide(&one_run(1000.0), &one_run(1001.0), &history);
+    assert_eq!(verdicts(&stored)["b00"], Verdict::Pass, "{stored:?}");
+    let confidence = bound_of(&stored, "b00").confidence;
+    assert!((confidence - 0.95).abs() < 1e-12, "{confidence}");
 }

@@ -5,8 +5,7 @@
 //! state and metric it tallies P(regressed), P(inconclusive) and P(pass) against δ, prints the
 //! table (`cargo test --release --test it accuracy -- --nocapture`) and checks the targets:
 //! - identical code is `regressed` in at most 1% of benchmark comparisons;
-//! - a slowdown beyond the limit is `pass` or `warn` at most 5% of the time, and exactly at the
-//!   limit not significantly more often;
+//! - a slowdown at or beyond the limit is `pass` or `warn` at most 5% of the time;
 //! - adaptive A/B decides at least 95% (idle) and 85% (busy) of identical comparisons, in no
 //!   more rounds on average than 3 fixed ones;
 //! - a stored baseline with 10+ runs of history on an idle machine decides at least 90% of
@@ -35,10 +34,9 @@ const HISTORY: usize = 10;
 const LATENCY_LIMIT: f64 = 0.15;
 /// Identical code `regressed`, at most (the target).
 const IDENTICAL_REGRESSED_BOUND: f64 = 0.01;
-/// A slowdown beyond the limit let through (`pass` or `warn`), at most (the target). Exactly
-/// at the limit a calibrated 95% bound lets about 5% through by construction; there the share
-/// must not be significantly above 5% (a one-sided binomial test at 5%): 5 of 72 (6.9%) is
-/// what chance gives a calibrated gate 30% of the time, 20 of 152 (13.2%) it gives 0.01%.
+/// A slowdown at or beyond the limit let through (`pass` or `warn`), at most (the target, in
+/// every setting). Exactly at the limit a calibrated 95% bound lets 5% through by
+/// construction: fixed A/B rounds keep a margin for it (`FIXED_AB_PASS_SHARE`).
 const LET_THROUGH_BOUND: f64 = 0.05;
 /// Adaptive A/B: identical code decided (not `inconclusive`), at least, idle and busy, in no more
 /// rounds on average than `ROUNDS` fixed ones (per recording, the whole suite: a round runs
@@ -149,27 +147,6 @@ fn slow_one(round: &[Measurement], id: &str, delta: f64) -> Vec<Measurement> {
             }
         })
         .collect()
-}
-
-/// `P(X ≥ k)` for `X` binomial with `n` trials of probability `p`.
-fn binomial_upper_tail(k: usize, n: usize, p: f64) -> f64 {
-    let ln_choose = |i: usize| -> f64 {
-        (1..=i)
-            .map(|j| ((n - i + j) as f64 / j as f64).ln())
-            .sum::<f64>()
-    };
-    (k..=n)
-        .map(|i| (ln_choose(i) + i as f64 * p.ln() + (n - i) as f64 * (1.0 - p).ln()).exp())
-        .sum()
-}
-
-#[test]
-fn the_binomial_tail_matches_exact_sums() {
-    // P(X ≥ 5 | 72, 0.05) = 0.2915 and P(X ≥ 20 | 152, 0.05) = 0.000078 (scipy.stats.binom.sf).
-    assert!((binomial_upper_tail(5, 72, 0.05) - 0.29153).abs() < 1e-4);
-    assert!((binomial_upper_tail(20, 152, 0.05) - 7.7878e-5).abs() < 1e-8);
-    assert!((binomial_upper_tail(0, 10, 0.3) - 1.0).abs() < 1e-12);
-    assert!((binomial_upper_tail(10, 10, 0.5) - 0.5f64.powi(10)).abs() < 1e-15);
 }
 
 #[derive(Default, Clone, Copy)]
@@ -666,21 +643,15 @@ fn the_gate_meets_its_error_rates_on_real_a_a_data() {
             Metric::Throughput
         };
         let delta = *delta as f64 / 1000.0;
-        // The targets are 1% and 5%; two settings miss them by one or two comparisons
-        // (docs/accuracy.md, "Limits"): these bounds guard what is reached.
         if delta == 0.0 && tally.share(tally.regressed) > IDENTICAL_REGRESSED_BOUND {
             failures.push(format!(
                 "{setting}, {metric}: identical code regressed {:.1}%",
                 100.0 * tally.share(tally.regressed)
             ));
         }
-        let at_limit = (delta - limit(metric_kind)).abs() < 1e-9;
-        let let_through_too_often = if at_limit {
-            binomial_upper_tail(tally.let_through(), tally.n(), LET_THROUGH_BOUND) < 0.05
-        } else {
-            tally.share(tally.let_through()) > LET_THROUGH_BOUND
-        };
-        if delta >= limit(metric_kind) - 1e-9 && let_through_too_often {
+        if delta >= limit(metric_kind) - 1e-9
+            && tally.share(tally.let_through()) > LET_THROUGH_BOUND
+        {
             failures.push(format!(
                 "{setting}, {metric}, δ {:.1}%: let through (pass or warn) {:.1}%",
                 delta * 100.0,
