@@ -219,24 +219,24 @@ struct FloorSample {
 /// core (rayon), as `read_tree` reads on every core.
 fn floor(dirs: &[PathBuf]) -> usize {
     use rayon::prelude::*;
-    dirs.par_iter()
-        .map(|dir| {
-            let read = |file: &str| fs::read(dir.join("new").join(file)).unwrap();
-            let benchmark: FloorBenchmark =
-                serde_json::from_slice(&read("benchmark.json")).unwrap();
-            let estimates: FloorEstimates =
-                serde_json::from_slice(&read("estimates.json")).unwrap();
-            let sample: FloorSample = serde_json::from_slice(&read("sample.json")).unwrap();
-            std::hint::black_box((benchmark, estimates));
-            sample.times.len()
-        })
-        .sum()
+    dirs.par_iter().map(|dir| read_benchmark(dir)).sum()
+}
+
+/// One benchmark directory's three files read and parsed, as the floor does it; its sample
+/// count.
+fn read_benchmark(dir: &Path) -> usize {
+    let read = |file: &str| fs::read(dir.join("new").join(file)).unwrap();
+    let benchmark: FloorBenchmark = serde_json::from_slice(&read("benchmark.json")).unwrap();
+    let estimates: FloorEstimates = serde_json::from_slice(&read("estimates.json")).unwrap();
+    let sample: FloorSample = serde_json::from_slice(&read("sample.json")).unwrap();
+    std::hint::black_box((benchmark, estimates));
+    sample.times.len()
 }
 
 /// The floor with the walk: what a reader given only the root must do on top of [`floor`],
 /// find the benchmark directories. Every directory is listed on every core (rayon); an entry's
 /// kind comes from the listing itself (no `stat`), and a directory holding `new/` is read and
-/// parsed as [`floor`] reads one, without looking further into it. Printed beside the target's
+/// parsed as [`floor`] reads one ([`read_benchmark`]), without looking further into it. Printed beside the target's
 /// floor so that the reader's share over it is split into the walk and the rest.
 fn floor_with_walk(root: &Path) -> usize {
     fn visit(dir: &Path) -> usize {
@@ -252,7 +252,7 @@ fn floor_with_walk(root: &Path) -> usize {
             .iter()
             .any(|d| d.file_name().is_some_and(|n| n == "new"))
         {
-            return floor(std::slice::from_ref(&dir.to_owned()));
+            return read_benchmark(dir);
         }
         subdirs.par_iter().map(|d| visit(d)).sum()
     }
