@@ -6,7 +6,9 @@
 //! - `floor_with_walk`: the floor plus the least walk that finds the benchmark directories
 //!   from the root (printed beside it, so the reader's share splits into the walk and the rest);
 //! - `read_tree`: benchgate's reader (walk, parse, validate);
-//! - `read_tree_and_store`: the reader plus one SQLite transaction into a fresh, migrated file.
+//! - `store`: the store's share alone, the run already read stored in one SQLite transaction
+//!   into a fresh, migrated file (`Store::ingest`: content hash, sample encoding, the rows);
+//! - `read_tree_and_store`: the reader plus that transaction, as `benchgate ingest` does both.
 //!
 //! Target (the speed issue): `read_tree_and_store` within 1.3× the floor. The bench prints
 //! both ratios to the floor after the run (from Criterion's own estimates); with
@@ -145,21 +147,21 @@ fn ingest(c: &mut Criterion) {
     group.bench_function("read_tree", |b| {
         b.iter(|| read_tree(&root, "new").unwrap().len())
     });
+    // The same run each time, read once: the store's share without the reader's.
+    let pre_read = new_run(&root, &profile);
+    group.bench_function("store", |b| {
+        b.iter_custom(|iterations| {
+            time_ingests(&runtime, iterations, |store| {
+                runtime.block_on(store.ingest(&pre_read)).unwrap()
+            })
+        })
+    });
     group.bench_function("read_tree_and_store", |b| {
         b.iter_custom(|iterations| {
-            let mut total = Duration::ZERO;
-            for i in 0..iterations {
-                let db_dir = tempfile::tempdir().unwrap();
-                let db = db_dir.path().join(format!("bench-{i}.db"));
-                let store = runtime.block_on(Store::open(&db)).unwrap();
-                let start = Instant::now();
+            time_ingests(&runtime, iterations, |store| {
                 let run = new_run(&root, &profile);
-                let outcome = runtime.block_on(store.ingest(&run)).unwrap();
-                total += start.elapsed();
-                std::hint::black_box(outcome);
-                runtime.block_on(store.close());
-            }
-            total
+                runtime.block_on(store.ingest(&run)).unwrap()
+            })
         })
     });
     group.finish();
@@ -177,6 +179,28 @@ fn ingest(c: &mut Criterion) {
         &["read_tree", "read_tree_and_store"],
     );
     write_metrics("ingest_1000x100", "floor", &measured);
+}
+
+/// The time `timed` takes, summed over `iterations` fresh, migrated SQLite stores (opened
+/// before the clock starts, closed after it stops).
+fn time_ingests(
+    runtime: &tokio::runtime::Runtime,
+    iterations: u64,
+    mut timed: impl FnMut(&Store) -> benchgate_collector::IngestOutcome,
+) -> Duration {
+    let mut total = Duration::ZERO;
+    for i in 0..iterations {
+        let db_dir = tempfile::tempdir().unwrap();
+        let store = runtime
+            .block_on(Store::open(&db_dir.path().join(format!("bench-{i}.db"))))
+            .unwrap();
+        let start = Instant::now();
+        let outcome = timed(&store);
+        total += start.elapsed();
+        std::hint::black_box(outcome);
+        runtime.block_on(store.close());
+    }
+    total
 }
 
 /// What the reader keeps of each file, and nothing else.

@@ -172,6 +172,7 @@ on_both_engines!(
     a_failure_midway_leaves_no_half_written_run,
     runs_ingested_at_once_keep_their_own_outcomes,
     runs_of_several_repositories_and_trees_keep_their_own_benchmarks,
+    a_later_run_adds_its_new_benchmarks_and_shares_the_kept_ones,
     the_minimum_and_median_are_kept_as_columns_for_history,
     statistic_series_follow_the_order_of_the_runs_given,
     the_gate_view_keeps_every_field_and_the_two_best_samples,
@@ -651,6 +652,42 @@ async fn runs_ingested_at_once_keep_their_own_outcomes(t: &TestStore) {
     assert_eq!(t.count("runs").await, 14);
     assert_eq!(t.count("measurements").await, 14 * 30);
     assert_eq!(t.count("repositories").await, 2);
+}
+
+/// A run's names are looked up first and only the missing ones inserted, in statements of 100
+/// rows: 150 new names (two statements) beside 50 kept ones.
+async fn a_later_run_adds_its_new_benchmarks_and_shares_the_kept_ones(t: &TestStore) {
+    let store = t.open().await;
+    store.ingest(&hundred_benchmarks(1)).await.unwrap();
+    let mut later = hundred_benchmarks(2);
+    let template = later.measurements[0].clone();
+    later.measurements.truncate(50);
+    for i in 0..150 {
+        let mut added = template.clone();
+        added.id = BenchmarkId::parse(&format!("codec/decode/{i:03}")).unwrap();
+        added.median.point = 1000.0 + f64::from(i);
+        later.measurements.push(added);
+    }
+    later.measurements.sort_by(|a, b| a.id.cmp(&b.id));
+    let id = store.ingest(&later).await.unwrap().run_id();
+    let stored = store.get_run(id).await.unwrap();
+    assert_eq!(stored.measurements, later.measurements);
+    store.close().await;
+    assert_eq!(t.count("benchmarks").await, 250);
+    assert_eq!(
+        t.scalar(
+            "SELECT COUNT(*) FROM measurements m JOIN benchmarks b ON b.id = m.benchmark_id \
+             WHERE b.name = 'codec/encode/049'"
+        )
+        .await,
+        2,
+        "a kept benchmark is one benchmark in both runs"
+    );
+    assert_eq!(
+        t.scalar("SELECT COUNT(DISTINCT benchmark_id) FROM measurements")
+            .await,
+        250
+    );
 }
 
 async fn runs_of_several_repositories_and_trees_keep_their_own_benchmarks(t: &TestStore) {

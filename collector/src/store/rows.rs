@@ -423,19 +423,28 @@ where
 /// The run's content: what the user supplied, less the time it was recorded. Two ingests of
 /// the same results hash the same; any other difference does not.
 pub(super) fn content_hash(run: &NewRun) -> String {
-    let mut hasher = Sha256::new();
-    let mut field = |bytes: &[u8]| {
+    fn field(hasher: &mut Sha256, bytes: &[u8]) {
         hasher.update((bytes.len() as u64).to_le_bytes());
         hasher.update(bytes);
+    }
+    let hasher = &mut Sha256::new();
+    // The sample arrays are hashed as their little-endian `f64`s, through one buffer.
+    let mut floats = Vec::new();
+    let mut samples = |hasher: &mut Sha256, values: &[f64]| {
+        floats.clear();
+        for value in values {
+            floats.extend_from_slice(&value.to_le_bytes());
+        }
+        field(hasher, &floats);
     };
-    field(run.meta.branch.as_deref().unwrap_or("").as_bytes());
-    field(&run.meta.pr_number.unwrap_or(0).to_le_bytes());
+    field(hasher, run.meta.branch.as_deref().unwrap_or("").as_bytes());
+    field(hasher, &run.meta.pr_number.unwrap_or(0).to_le_bytes());
     for m in &run.measurements {
-        field(m.id.as_str().as_bytes());
+        field(hasher, m.id.as_str().as_bytes());
         let throughput = m
             .throughput
             .map(|t| format!("{}:{}:{:?}", t.kind(), t.amount(), t.secondary_bytes()));
-        field(throughput.unwrap_or_default().as_bytes());
+        field(hasher, throughput.unwrap_or_default().as_bytes());
         for estimate in [m.mean, m.median] {
             for value in [
                 estimate.point,
@@ -443,19 +452,19 @@ pub(super) fn content_hash(run: &NewRun) -> String {
                 estimate.upper,
                 estimate.confidence_level,
             ] {
-                field(&value.to_bits().to_le_bytes());
+                field(hasher, &value.to_bits().to_le_bytes());
             }
         }
-        field(m.sampling_mode.as_deref().unwrap_or("").as_bytes());
-        field(&samples::encode_f64s(m.samples.iters()));
-        field(&samples::encode_f64s(m.samples.times()));
+        field(hasher, m.sampling_mode.as_deref().unwrap_or("").as_bytes());
+        samples(hasher, m.samples.iters());
+        samples(hasher, m.samples.times());
         // Only custom metrics add fields, so Criterion runs hash as they always did.
         if let Some(custom) = &m.custom {
-            field(custom.unit.as_bytes());
-            field(custom.direction.as_str().as_bytes());
+            field(hasher, custom.unit.as_bytes());
+            field(hasher, custom.direction.as_str().as_bytes());
         }
     }
-    to_hex(&hasher.finalize())
+    to_hex(&hasher.clone().finalize())
 }
 
 /// `runs.statistics`: per measurement, benchmark id (i64), median and minimum (f64), little-endian.
@@ -529,4 +538,84 @@ pub(super) fn epoch_ms(time: SystemTime) -> i64 {
     time.duration_since(UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::expect_used, clippy::unwrap_used)]
+
+    use super::*;
+    use crate::domain::{CommitSha, RunKind};
+
+    fn profile() -> HardwareProfile {
+        HardwareProfile {
+            cpu_arch: "x86_64".into(),
+            cpu_vendor: "AuthenticAMD".into(),
+            cpu_brand: "AMD EPYC".into(),
+            physical_cores: 2,
+            logical_cores: 2,
+            memory_gib: 24,
+            cpu_features: vec!["avx2".into()],
+            os_name: "Debian".into(),
+            os_major_version: "12".into(),
+            runner_image: None,
+            runner_image_version: None,
+            rustc_version: "rustc 1.95.0".into(),
+            host_triple: "x86_64-unknown-linux-gnu".into(),
+            hostname: None,
+            cpu_frequency_mhz: None,
+            kernel_version: None,
+            os_version: None,
+        }
+    }
+
+    fn measurement(id: &str, scale: f64, custom: bool) -> Measurement {
+        let estimate = |point: f64| Estimate {
+            point,
+            lower: point * 0.99,
+            upper: point * 1.01,
+            confidence_level: 0.95,
+        };
+        let iters: Vec<f64> = (1..=30).map(|k| f64::from(k) * 7.0).collect();
+        let times: Vec<f64> = iters.iter().map(|n| (n * scale).round() + 0.5).collect();
+        Measurement {
+            id: BenchmarkId::parse(id).unwrap(),
+            throughput: (!custom).then_some(Throughput::Bytes(4096)),
+            mean: estimate(scale * 1.02),
+            median: estimate(scale),
+            sampling_mode: Some("Linear".into()),
+            samples: Samples::new(iters, times).unwrap(),
+            custom: custom.then(|| CustomMetric {
+                unit: "MiB".into(),
+                direction: Direction::HigherIsBetter,
+            }),
+        }
+    }
+
+    /// A stored run's hash is what a later ingest of the same results is compared with
+    /// (`Unchanged` or `RunConflict`): however it is computed, it must not change. The value is
+    /// what the implementation of a2c4179 (per-field buffers) gave.
+    #[test]
+    fn the_content_hash_is_the_one_stored_runs_carry() {
+        let run = NewRun {
+            meta: RunMeta {
+                repository: RepositoryName::parse("acme/widgets").unwrap(),
+                commit: CommitSha::parse("0123456789abcdef0123456789abcdef01234567").unwrap(),
+                branch: Some("main".into()),
+                kind: RunKind::Push,
+                pr_number: Some(7),
+                attempt: 1,
+            },
+            profile: profile(),
+            recorded_at: UNIX_EPOCH,
+            measurements: vec![
+                measurement("parse/json", 1234.5, false),
+                measurement("size/binary", 9.75, true),
+            ],
+        };
+        assert_eq!(
+            content_hash(&run),
+            "9e223defbd6d0d7f16959e377c40c4f4754027368f2fb2305b674a99267ae6f5"
+        );
+    }
 }

@@ -3,6 +3,7 @@
 
 use super::rows::*;
 use super::*;
+use rayon::prelude::*;
 
 impl Store {
     /// Stores `run` whole, in one transaction. The same results under the same key again are
@@ -182,7 +183,28 @@ impl Store {
         (i64,): for<'r> sqlx::FromRow<'r, DB::Row>,
     {
         let db = self.db_error();
-        let content_hash = content_hash(run);
+        // The CPU work of a run, before any statement: its content hash (one sequential pass)
+        // beside its sample arrays' encoding (every measurement on every core). For a run of
+        // 1,000 benchmarks this was half the store's time, on one thread; a small run (an
+        // upload's hundred) is done on this thread, where handing it to rayon costs more than
+        // it saves while other writers keep the cores busy.
+        let encode = |m: &Measurement| {
+            (
+                samples::encode(m.samples.iters()),
+                samples::encode(m.samples.times()),
+            )
+        };
+        let (content_hash, mut blobs) = if run.measurements.len() >= PARALLEL_ENCODING_FROM {
+            rayon::join(
+                || content_hash(run),
+                || run.measurements.par_iter().map(encode).collect::<Vec<_>>(),
+            )
+        } else {
+            (
+                content_hash(run),
+                run.measurements.iter().map(encode).collect::<Vec<_>>(),
+            )
+        };
         let fingerprint = run.profile.fingerprint();
         let meta = &run.meta;
         let pr_number = meta.pr_number.map(to_i64).transpose()?;
@@ -289,32 +311,37 @@ impl Store {
             previous = Some(RunId::from_row(existing_id));
         }
 
-        // The names are looked up again only when one is not known yet.
+        // The names are looked up again only when one is not known yet: the repository's
+        // stored names first, and only when some are missing, those inserted and all read again.
         let names = known.benchmarks.entry(repository_id).or_default();
         if !run
             .measurements
             .iter()
             .all(|m| names.contains_key(m.id.as_str()))
         {
-            for chunk in run.measurements.chunks(BENCHMARK_ROWS_PER_INSERT) {
-                let mut insert =
-                    QueryBuilder::<DB>::new("INSERT INTO benchmarks (repository_id, name) ");
-                insert.push_values(chunk, |mut row, measurement| {
-                    row.push_bind(repository_id)
-                        .push_bind(measurement.id.as_str());
-                });
-                insert.push(" ON CONFLICT (repository_id, name) DO NOTHING");
-                insert.build().execute(&mut **tx).await.map_err(&db)?;
+            *names = stored_names(tx, repository_id).await.map_err(&db)?;
+            let mut missing: Vec<&str> = run
+                .measurements
+                .iter()
+                .map(|m| m.id.as_str())
+                .filter(|name| !names.contains_key(*name))
+                .collect();
+            missing.sort_unstable();
+            missing.dedup();
+            if !missing.is_empty() {
+                for chunk in missing.chunks(BENCHMARK_ROWS_PER_INSERT) {
+                    let mut insert =
+                        QueryBuilder::<DB>::new("INSERT INTO benchmarks (repository_id, name) ");
+                    insert.push_values(chunk, |mut row, name| {
+                        row.push_bind(repository_id).push_bind(*name);
+                    });
+                    insert.push(" ON CONFLICT (repository_id, name) DO NOTHING");
+                    insert.build().execute(&mut **tx).await.map_err(&db)?;
+                }
+                // Read back rather than `RETURNING`: SQLite builds a table of returned rows
+                // per statement, which cost more than this one read (measured, docs/speed.md).
+                *names = stored_names(tx, repository_id).await.map_err(&db)?;
             }
-            *names = sqlx::query("SELECT id, name FROM benchmarks WHERE repository_id = $1")
-                .bind(repository_id)
-                .fetch_all(&mut **tx)
-                .await
-                .map_err(&db)?
-                .into_iter()
-                .map(|row| Ok((row.try_get("name")?, row.try_get("id")?)))
-                .collect::<std::result::Result<_, sqlx::Error>>()
-                .map_err(&db)?;
         }
         let benchmark_ids = &*names;
 
@@ -352,13 +379,16 @@ impl Store {
         .await
         .map_err(&db)?;
 
-        for chunk in rows.chunks(MEASUREMENT_ROWS_PER_INSERT) {
+        for (chunk, blobs) in rows
+            .chunks(MEASUREMENT_ROWS_PER_INSERT)
+            .zip(blobs.chunks_mut(MEASUREMENT_ROWS_PER_INSERT))
+        {
             let mut insert = QueryBuilder::<DB>::new(
                 "INSERT INTO measurements (run_id, benchmark_id, throughput_kind, throughput_amount, throughput_bytes, \
                  mean_point, mean_lower, mean_upper, median_point, median_lower, median_upper, confidence_level, \
                  sampling_mode, n_samples, sample_iters, sample_times, sample_encoding, min_point, unit, direction) ",
             );
-            insert.push_values(chunk, |mut row, m| {
+            insert.push_values(chunk.iter().zip(blobs), |mut row, (m, (iters, times))| {
                 row.push_bind(run_id)
                     .push_bind(m.benchmark_id)
                     .push_bind(m.throughput_kind)
@@ -373,8 +403,8 @@ impl Store {
                     .push_bind(m.measurement.mean.confidence_level)
                     .push_bind(m.measurement.sampling_mode.as_deref())
                     .push_bind(m.n_samples)
-                    .push_bind(samples::encode(m.measurement.samples.iters()))
-                    .push_bind(samples::encode(m.measurement.samples.times()))
+                    .push_bind(std::mem::take(iters))
+                    .push_bind(std::mem::take(times))
                     .push_bind(samples::ENCODING)
                     .push_bind(m.min_point)
                     .push_bind(m.measurement.custom.as_ref().map(|c| c.unit.as_str()))
@@ -609,4 +639,25 @@ impl Drop for Queued<'_> {
     fn drop(&mut self) {
         self.queue.withdraw(self.ticket);
     }
+}
+
+/// A repository's stored benchmark names and their ids.
+async fn stored_names<DB: Engine>(
+    tx: &mut sqlx::Transaction<'static, DB>,
+    repository_id: i64,
+) -> std::result::Result<HashMap<String, i64>, sqlx::Error>
+where
+    for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
+    DB::Arguments: sqlx::IntoArguments<DB>,
+    for<'a> &'a str: sqlx::ColumnIndex<DB::Row>,
+    for<'q> String: sqlx::Decode<'q, DB> + sqlx::Type<DB>,
+    for<'q> i64: sqlx::Encode<'q, DB> + sqlx::Decode<'q, DB> + sqlx::Type<DB>,
+{
+    sqlx::query("SELECT id, name FROM benchmarks WHERE repository_id = $1")
+        .bind(repository_id)
+        .fetch_all(&mut **tx)
+        .await?
+        .into_iter()
+        .map(|row| Ok((row.try_get("name")?, row.try_get("id")?)))
+        .collect()
 }

@@ -23,30 +23,67 @@ const SECOND_DELTAS: u8 = 2;
 /// second differences of such values cannot overflow an `i64`.
 const MAX_INTEGER: f64 = 9_007_199_254_740_992.0; // 2^53
 
-/// `values` in encoding 1.
+/// `values` in encoding 1. Two passes over the values and no allocation but the blob's: the
+/// first checks that every value is an exact integer and sizes both difference forms, the
+/// second writes the shorter in place (this runs for every sample array a store writes).
 pub(super) fn encode(values: &[f64]) -> Vec<u8> {
-    let Some(integers) = exact_integers(values) else {
-        let mut out = Vec::with_capacity(1 + 8 * values.len());
-        out.push(RAW);
-        out.extend(values.iter().flat_map(|v| v.to_le_bytes()));
-        return out;
-    };
-    let first = differences(&integers);
-    let second = differences(&first);
-    // Second differences start, as first differences do, with the first value, and then give
-    // the first difference itself: decoding sums them twice.
-    let second = [&first[..first.len().min(2)], &second[second.len().min(2)..]].concat();
-    let (tag, chosen) = if varint_len(&second) < varint_len(&first) {
-        (SECOND_DELTAS, second)
-    } else {
-        (DELTAS, first)
-    };
-    let mut out = Vec::with_capacity(1 + varint_len(&chosen));
-    out.push(tag);
-    for value in chosen {
-        write_varint(&mut out, zigzag(value));
+    let (mut first_len, mut second_len) = (0usize, 0usize);
+    let mut steps = Steps::default();
+    for &value in values {
+        let Some(integer) = exact_integer(value) else {
+            let mut out = Vec::with_capacity(1 + 8 * values.len());
+            out.push(RAW);
+            for value in values {
+                out.extend_from_slice(&value.to_le_bytes());
+            }
+            return out;
+        };
+        let (first, second) = steps.next(integer);
+        first_len += varint_size(zigzag(first));
+        second_len += varint_size(zigzag(second));
+    }
+    let second_form = second_len < first_len;
+    let mut out = vec![0u8; 1 + first_len.min(second_len)];
+    out[0] = if second_form { SECOND_DELTAS } else { DELTAS };
+    let mut at = 1;
+    let mut steps = Steps::default();
+    for &value in values {
+        #[allow(clippy::cast_possible_truncation)] // an exact integer (the first pass)
+        let (first, second) = steps.next(value as i64);
+        at = put_varint(
+            &mut out,
+            at,
+            zigzag(if second_form { second } else { first }),
+        );
     }
     out
+}
+
+/// Each value's first difference (the value less the one before it; the first value itself
+/// first) and its entry in the second-difference form: the first two entries are the first
+/// differences themselves, then each first difference less the one before it (decoding sums
+/// them twice).
+#[derive(Default)]
+struct Steps {
+    index: usize,
+    previous: i64,
+    previous_difference: i64,
+}
+
+impl Steps {
+    fn next(&mut self, value: i64) -> (i64, i64) {
+        // |values| <= 2^53, so |differences| <= 2^54 and theirs <= 2^55: no overflow.
+        let difference = value.wrapping_sub(self.previous);
+        let second = if self.index < 2 {
+            difference
+        } else {
+            difference.wrapping_sub(self.previous_difference)
+        };
+        self.index += 1;
+        self.previous = value;
+        self.previous_difference = difference;
+        (difference, second)
+    }
 }
 
 /// A blob of `encoding` (the row's `sample_encoding`) as its `f64`s; `None` if it is not one.
@@ -83,8 +120,9 @@ pub(super) fn decode(encoding: i64, bytes: &[u8]) -> Option<Vec<f64>> {
     }
 }
 
-/// Little-endian `f64`s (encoding 0, and the content hash's form).
-pub(super) fn encode_f64s(values: &[f64]) -> Vec<u8> {
+/// Little-endian `f64`s (encoding 0, as rows stored before 0010 hold them).
+#[cfg(test)]
+fn encode_f64s(values: &[f64]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
 
@@ -104,34 +142,17 @@ fn decode_f64s(bytes: &[u8]) -> Option<Vec<f64>> {
     )
 }
 
-/// The values as `i64`s if each is an integer that converts back to the same bits (so not
+/// The value as an `i64` if it is an integer that converts back to the same bits (so not
 /// `-0.0`), of magnitude at most 2^53.
-fn exact_integers(values: &[f64]) -> Option<Vec<i64>> {
-    values
-        .iter()
-        .map(|&v| {
-            if v.is_nan() || v.abs() > MAX_INTEGER {
-                return None;
-            }
-            #[allow(clippy::cast_possible_truncation)] // checked to round-trip just below
-            let integer = v as i64;
-            #[allow(clippy::cast_precision_loss)] // |integer| <= 2^53: exact
-            let back = integer as f64;
-            (back.to_bits() == v.to_bits()).then_some(integer)
-        })
-        .collect()
-}
-
-/// The first value, then each value less the one before it.
-fn differences(values: &[i64]) -> Vec<i64> {
-    let mut out = Vec::with_capacity(values.len());
-    let mut previous = 0i64;
-    for &value in values {
-        // |values| <= 2^55 here (second differences of values within 2^53): no overflow.
-        out.push(value.wrapping_sub(previous));
-        previous = value;
+fn exact_integer(value: f64) -> Option<i64> {
+    if value.is_nan() || value.abs() > MAX_INTEGER {
+        return None;
     }
-    out
+    #[allow(clippy::cast_possible_truncation)] // checked to round-trip just below
+    let integer = value as i64;
+    #[allow(clippy::cast_precision_loss)] // |integer| <= 2^53: exact
+    let back = integer as f64;
+    (back.to_bits() == value.to_bits()).then_some(integer)
 }
 
 /// The running sums of `first` (the first value and the differences) as `f64`s, if each is an
@@ -157,13 +178,28 @@ fn unzigzag(value: u64) -> i64 {
     (value >> 1).cast_signed() ^ -((value & 1).cast_signed())
 }
 
-fn varint_len(values: &[i64]) -> usize {
-    values
-        .iter()
-        .map(|&v| (64 - zigzag(v).leading_zeros() as usize).max(1).div_ceil(7))
-        .sum()
+/// The bytes of `value` as a LEB128 varint.
+fn varint_size(value: u64) -> usize {
+    (64 - value.leading_zeros() as usize).max(1).div_ceil(7)
 }
 
+/// Writes `value` as a LEB128 varint into `out` at `at` (sized for it by [`varint_size`]);
+/// returns where the next one goes.
+fn put_varint(out: &mut [u8], mut at: usize, mut value: u64) -> usize {
+    while value >= 0x80 {
+        #[allow(clippy::cast_possible_truncation)] // the low seven bits
+        let low = value as u8 & 0x7f;
+        out[at] = low | 0x80;
+        at += 1;
+        value >>= 7;
+    }
+    #[allow(clippy::cast_possible_truncation)] // < 0x80
+    let last = value as u8;
+    out[at] = last;
+    at + 1
+}
+
+#[cfg(test)]
 fn write_varint(out: &mut Vec<u8>, mut value: u64) {
     while value >= 0x80 {
         #[allow(clippy::cast_possible_truncation)] // the low seven bits
@@ -205,6 +241,75 @@ mod tests {
     #![allow(clippy::expect_used)]
 
     use super::*;
+
+    /// The encoder as first written (0010): every difference collected, then the shorter
+    /// form chosen. [`encode`] must write the same bytes.
+    fn encode_reference(values: &[f64]) -> Vec<u8> {
+        let Some(integers) = values
+            .iter()
+            .map(|&v| exact_integer(v))
+            .collect::<Option<Vec<i64>>>()
+        else {
+            let mut out = vec![RAW];
+            out.extend(values.iter().flat_map(|v| v.to_le_bytes()));
+            return out;
+        };
+        let first = differences(&integers);
+        let second = differences(&first);
+        let second = [&first[..first.len().min(2)], &second[second.len().min(2)..]].concat();
+        let varint_len =
+            |values: &[i64]| -> usize { values.iter().map(|&v| varint_size(zigzag(v))).sum() };
+        let (tag, chosen) = if varint_len(&second) < varint_len(&first) {
+            (SECOND_DELTAS, second)
+        } else {
+            (DELTAS, first)
+        };
+        let mut out = vec![tag];
+        for value in chosen {
+            write_varint(&mut out, zigzag(value));
+        }
+        out
+    }
+
+    /// The first value, then each value less the one before it.
+    fn differences(values: &[i64]) -> Vec<i64> {
+        let mut out = Vec::with_capacity(values.len());
+        let mut previous = 0i64;
+        for &value in values {
+            // |values| <= 2^55 here (second differences of values within 2^53): no overflow.
+            out.push(value.wrapping_sub(previous));
+            previous = value;
+        }
+        out
+    }
+
+    #[test]
+    fn the_encoder_writes_what_the_first_one_wrote() {
+        // Deterministic pseudo-random arrays (xorshift) of every shape the encoder tells apart.
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let max = 2f64.powi(53);
+        for case in 0..4000 {
+            let len = (next() % 120) as usize;
+            let values: Vec<f64> = (0..len)
+                .map(|i| match case % 6 {
+                    0 => ((i + 1) * 1000) as f64,
+                    1 => ((next() % 1_000_000) as f64).round() + 1e6 * i as f64,
+                    2 => (next() % 3) as f64 - 1.0,
+                    3 => [max, -max, 0.0][(next() % 3) as usize],
+                    4 => (next() >> 11) as f64 / 7.0,
+                    _ => (next() % 255) as f64,
+                })
+                .collect();
+            assert_eq!(encode(&values), encode_reference(&values), "{values:?}");
+            round_trip(&values);
+        }
+    }
 
     fn round_trip(values: &[f64]) -> Vec<u8> {
         let encoded = encode(values);
