@@ -69,6 +69,17 @@ fn ab_zoo(repo: &Path, extra: &[&str]) -> Output {
     benchgate(repo, &args)
 }
 
+/// Asserts that the unchanged benchmark `id` was not judged `regressed`; on failure prints its
+/// verdict with its bound and rounds, and `ab`'s log of the rounds, so a false alarm (on a busy
+/// runner, say) can be read from the test's output.
+fn assert_not_regressed(summary: &Value, id: &str, log: &str) {
+    let benchmark = verdict_of(summary, id);
+    assert_ne!(
+        benchmark["verdict"], "regressed",
+        "{id} is unchanged: {benchmark:#}\n{log}"
+    );
+}
+
 fn verdict_of<'a>(summary: &'a Value, id: &str) -> &'a Value {
     summary["benchmarks"]
         .as_array()
@@ -124,7 +135,7 @@ fn a_head_that_does_more_work_in_the_benchmarked_crate_is_regressed() {
         (5.0..20.0).contains(&ratio),
         "ten times the pushes: {ratio}"
     );
-    assert_ne!(verdict_of(&summary, "mix")["verdict"], "regressed");
+    assert_not_regressed(&summary, "mix", &err);
     // Adaptive by default: a suspected regression is confirmed by a fourth round before it
     // fails, and each later round runs only the benchmarks still undecided.
     assert_eq!(push["rounds"], 4, "{push:#}");
@@ -191,7 +202,7 @@ fn a_head_that_changes_only_comments_is_not_regressed() {
     let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_ne!(summary["verdict"], "regressed", "{summary:#}");
     for id in ["push", "mix"] {
-        assert_ne!(verdict_of(&summary, id)["verdict"], "regressed");
+        assert_not_regressed(&summary, id, &err);
     }
     let [(_, base_hash), (_, head_hash)] = builds(&summary);
     assert_eq!(base_hash, head_hash, "a comment does not change the code");
@@ -210,7 +221,8 @@ fn a_slower_path_dependency_is_seen() {
         );
     });
     let output = ab_zoo(repo.path(), &[]);
-    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
     let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
     let mix = verdict_of(&summary, "mix");
     assert_eq!(mix["verdict"], "regressed", "{mix:#}");
@@ -219,7 +231,7 @@ fn a_slower_path_dependency_is_seen() {
         (5.0..20.0).contains(&ratio),
         "ten rounds of mixing: {ratio}"
     );
-    assert_ne!(verdict_of(&summary, "push")["verdict"], "regressed");
+    assert_not_regressed(&summary, "push", &err);
     let [(_, base_hash), (_, head_hash)] = builds(&summary);
     assert_ne!(base_hash, head_hash);
 }
