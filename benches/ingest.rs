@@ -8,7 +8,11 @@
 //! - `read_tree`: benchgate's reader (walk, parse, validate);
 //! - `store`: the store's share alone, the run already read stored in one SQLite transaction
 //!   into a fresh, migrated file (`Store::ingest`: content hash, sample encoding, the rows);
-//! - `read_tree_and_store`: the reader plus that transaction, as `benchgate ingest` does both.
+//! - `read_tree_and_store`: the reader plus that transaction, as `benchgate ingest` does both;
+//! - `command`: `benchgate ingest` itself, as CI runs it: the process, its git and `rustc -vV`
+//!   queries and hardware profile, the read, and the run stored into an existing, migrated store
+//!   (a copy of an empty one per run, made before the clock starts). With
+//!   `BENCHGATE_BENCH_BIN=PATH` it times that build of benchgate instead (before and after).
 //!
 //! Target (the speed issue): `read_tree_and_store` within 1.3× the floor. The bench prints
 //! both ratios to the floor after the run (from Criterion's own estimates); with
@@ -20,6 +24,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
 mod common;
@@ -165,6 +170,7 @@ fn ingest(c: &mut Criterion) {
         })
     });
     group.finish();
+    command(c, &runtime, &root);
     let measured = ratios(
         "ingest_1000x100",
         "floor",
@@ -201,6 +207,76 @@ fn time_ingests(
         runtime.block_on(store.close());
     }
     total
+}
+
+/// `benchgate ingest ROOT` as a process, each run a new commit into a copy of an empty,
+/// migrated store.
+fn command(c: &mut Criterion, runtime: &tokio::runtime::Runtime, root: &Path) {
+    let scratch = tempfile::tempdir().unwrap();
+    let empty = scratch.path().join("empty.db");
+    runtime.block_on(async {
+        Store::open(&empty).await.unwrap().close().await;
+    });
+    let benchgate = std::env::var_os("BENCHGATE_BENCH_BIN").map_or_else(
+        || PathBuf::from(env!("CARGO_BIN_EXE_benchgate")),
+        PathBuf::from,
+    );
+    let mut commits = 0u64;
+    let mut ingest = |db: &Path| {
+        commits += 1;
+        let output = Command::new(&benchgate)
+            .arg("ingest")
+            .arg(root)
+            .args([
+                "--commit",
+                &format!("{commits:040x}"),
+                "--repo",
+                "bench/ingest",
+            ])
+            .arg("--db")
+            .arg(db)
+            .current_dir(scratch.path())
+            .stderr(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", benchgate.display());
+        output.stdout
+    };
+    let db = scratch.path().join("store.db");
+    fresh_copy(&empty, &db);
+    assert_eq!(String::from_utf8(ingest(&db)).unwrap().trim(), "1");
+
+    let mut group = c.benchmark_group("ingest_1000x100");
+    group
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(8));
+    group.bench_function("command", |b| {
+        b.iter_custom(|iterations| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iterations {
+                fresh_copy(&empty, &db);
+                let start = Instant::now();
+                std::hint::black_box(ingest(&db));
+                total += start.elapsed();
+            }
+            total
+        })
+    });
+    group.finish();
+}
+
+/// `empty` copied to `db`, whose write-ahead log and shared memory of the last run go first.
+fn fresh_copy(empty: &Path, db: &Path) {
+    for suffix in ["-wal", "-shm"] {
+        let mut side = db.as_os_str().to_owned();
+        side.push(suffix);
+        match fs::remove_file(&side) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => panic!("{}: {e}", Path::new(&side).display()),
+        }
+    }
+    fs::copy(empty, db).unwrap();
 }
 
 /// What the reader keeps of each file, and nothing else.

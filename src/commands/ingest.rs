@@ -67,20 +67,72 @@ pub struct Args {
 }
 
 /// The run `ingest` (or `upload`) reads: everything checked, nothing stored yet.
+///
+/// What comes from outside the tree (the commit, repository and branch from git, the hardware
+/// profile from `rustc -vV` and the system) is asked for on its own thread while the tree is
+/// read: the child processes take as long as the read itself (docs/speed.md, "Fifth pass").
+/// Errors keep their order: the commit's, the repository's, the tree's, then the profile's.
 pub fn read_new_run(args: &Args) -> anyhow::Result<NewRun> {
-    let commit = match &args.commit {
-        Some(sha) => CommitSha::parse(sha).context("--commit")?,
-        None => environment::head_commit()?,
-    };
-    let repository = match &args.repo {
-        Some(name) => RepositoryName::parse(name).context("--repo")?,
-        None => environment::repository()?,
-    };
+    let commit = args
+        .commit
+        .as_deref()
+        .map(|sha| CommitSha::parse(sha).context("--commit"))
+        .transpose()?;
+    let repository = args
+        .repo
+        .as_deref()
+        .map(|name| RepositoryName::parse(name).context("--repo"))
+        .transpose()?;
     if args.pr == Some(0) {
         bail!("--pr: a pull request number is positive");
     }
-    let branch = args.branch.clone().or_else(environment::branch);
+    let (outside, measurements) = std::thread::scope(|scope| {
+        let outside = scope.spawn(|| Outside {
+            commit: commit.map_or_else(environment::head_commit, Ok),
+            repository: repository.map_or_else(environment::repository, Ok),
+            branch: args.branch.clone().or_else(environment::branch),
+            profile: match &args.fingerprint {
+                Some(path) => read_profile_file(path),
+                None => environment::detect_profile(),
+            },
+        });
+        let measurements = read_measurements(args);
+        (outside.join(), measurements)
+    });
+    let outside = outside.map_err(|_| {
+        anyhow::anyhow!("reading the commit, repository and hardware profile failed unexpectedly")
+    })?;
+    let commit = outside.commit?;
+    let repository = outside.repository?;
+    let measurements = measurements?;
+    let profile = outside.profile?;
 
+    Ok(NewRun {
+        meta: RunMeta {
+            repository,
+            commit,
+            branch: outside.branch,
+            kind: args.kind.into(),
+            pr_number: args.pr,
+            attempt: args.attempt,
+        },
+        profile,
+        recorded_at: SystemTime::now(),
+        measurements,
+    })
+}
+
+/// What a run takes from outside its measurements.
+struct Outside {
+    commit: anyhow::Result<CommitSha>,
+    repository: anyhow::Result<RepositoryName>,
+    branch: Option<String>,
+    profile: anyhow::Result<HardwareProfile>,
+}
+
+/// The run's measurements: Criterion's tree (or cargo-criterion's messages), gungraun's counts
+/// and the metrics files, each benchmark once, sorted by id.
+fn read_measurements(args: &Args) -> anyhow::Result<Vec<benchgate_collector::Measurement>> {
     let gungraun = match &args.gungraun {
         Some(dir) => Some(dir.clone()),
         // Beside Criterion's default tree only: a named tree is read alone.
@@ -89,7 +141,7 @@ pub fn read_new_run(args: &Args) -> anyhow::Result<NewRun> {
         }
         None => None,
     };
-    let measurements = match &args.cargo_criterion_json {
+    let mut measurements = match &args.cargo_criterion_json {
         Some(source) if source.as_os_str() == "-" => {
             cargo_criterion::read_messages(std::io::stdin().lock(), Path::new("-"))?
         }
@@ -116,7 +168,6 @@ pub fn read_new_run(args: &Args) -> anyhow::Result<NewRun> {
             }
         }
     };
-    let mut measurements = measurements;
     let mut extra: Vec<(PathBuf, Vec<benchgate_collector::Measurement>)> = Vec::new();
     if let Some(dir) = gungraun {
         let counts = benchgate_collector::gungraun::read_dir(&dir)?;
@@ -143,25 +194,7 @@ pub fn read_new_run(args: &Args) -> anyhow::Result<NewRun> {
         }
     }
     measurements.sort_by(|a, b| a.id.cmp(&b.id));
-
-    let profile = match &args.fingerprint {
-        Some(path) => read_profile_file(path)?,
-        None => environment::detect_profile()?,
-    };
-
-    Ok(NewRun {
-        meta: RunMeta {
-            repository,
-            commit,
-            branch,
-            kind: args.kind.into(),
-            pr_number: args.pr,
-            attempt: args.attempt,
-        },
-        profile,
-        recorded_at: SystemTime::now(),
-        measurements,
-    })
+    Ok(measurements)
 }
 
 /// Reads, checks and stores the run; prints its id.

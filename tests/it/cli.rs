@@ -478,6 +478,61 @@ fn the_fingerprint_file_round_trips_and_tampering_is_caught() {
     );
 }
 
+/// The commit, repository and hardware profile are asked for while the tree is read; what is
+/// wrong is still reported in the order the inputs are listed, and nothing is stored.
+#[test]
+fn errors_of_a_run_read_at_once_come_in_a_fixed_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let broken =
+        broken_copy(|new| std::fs::write(new.join("sample.json"), "{\"iters\": [1,").unwrap());
+    let missing = dir.path().join("no-profile.json");
+    let (broken_tree, missing) = (broken.path().to_str().unwrap(), missing.to_str().unwrap());
+    // Outside git, without --commit: the commit first, however bad the tree and the profile.
+    assert_refused(
+        &benchgate(
+            dir.path(),
+            &[
+                "ingest",
+                broken_tree,
+                "--repo",
+                "a/b",
+                "--fingerprint",
+                missing,
+            ],
+        ),
+        &["--commit", "git rev-parse HEAD"],
+    );
+    // Then the tree, before the profile.
+    let output = benchgate(
+        dir.path(),
+        &[
+            "ingest",
+            broken_tree,
+            "--repo",
+            "a/b",
+            "--commit",
+            SHA,
+            "--fingerprint",
+            missing,
+        ],
+    );
+    assert_refused(&output, &["TickTrade/parse/new/sample.json"]);
+    assert!(
+        !stderr(&output).contains("no-profile.json"),
+        "{}",
+        stderr(&output)
+    );
+    // A good tree: the profile's error.
+    assert_refused(
+        &ingest_merkle(dir.path(), &["--fingerprint", missing]),
+        &["no-profile.json"],
+    );
+    assert!(
+        !dir.path().join(".benchgate").exists(),
+        "no store was opened for a run that could not be read"
+    );
+}
+
 #[test]
 fn show_latest_is_the_most_recently_recorded_run_not_the_highest_id() {
     let dir = tempfile::tempdir().unwrap();
