@@ -97,11 +97,12 @@ pub fn read_new_run(args: &Args) -> anyhow::Result<NewRun> {
             },
         });
         let measurements = read_measurements(args);
-        (outside.join(), measurements)
+        // A panic there is a bug: it goes on as one here.
+        let outside = outside
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (outside, measurements)
     });
-    let outside = outside.map_err(|_| {
-        anyhow::anyhow!("reading the commit, repository and hardware profile failed unexpectedly")
-    })?;
     let commit = outside.commit?;
     let repository = outside.repository?;
     let measurements = measurements?;

@@ -427,7 +427,7 @@ pub(super) fn content_hash(run: &NewRun) -> String {
         hasher.update((bytes.len() as u64).to_le_bytes());
         hasher.update(bytes);
     }
-    let hasher = &mut Sha256::new();
+    let mut hasher = Sha256::new();
     // The sample arrays are hashed as their little-endian `f64`s, through one buffer.
     let mut floats = Vec::new();
     let mut samples = |hasher: &mut Sha256, values: &[f64]| {
@@ -437,14 +437,17 @@ pub(super) fn content_hash(run: &NewRun) -> String {
         }
         field(hasher, &floats);
     };
-    field(hasher, run.meta.branch.as_deref().unwrap_or("").as_bytes());
-    field(hasher, &run.meta.pr_number.unwrap_or(0).to_le_bytes());
+    field(
+        &mut hasher,
+        run.meta.branch.as_deref().unwrap_or("").as_bytes(),
+    );
+    field(&mut hasher, &run.meta.pr_number.unwrap_or(0).to_le_bytes());
     for m in &run.measurements {
-        field(hasher, m.id.as_str().as_bytes());
+        field(&mut hasher, m.id.as_str().as_bytes());
         let throughput = m
             .throughput
             .map(|t| format!("{}:{}:{:?}", t.kind(), t.amount(), t.secondary_bytes()));
-        field(hasher, throughput.unwrap_or_default().as_bytes());
+        field(&mut hasher, throughput.unwrap_or_default().as_bytes());
         for estimate in [m.mean, m.median] {
             for value in [
                 estimate.point,
@@ -452,19 +455,22 @@ pub(super) fn content_hash(run: &NewRun) -> String {
                 estimate.upper,
                 estimate.confidence_level,
             ] {
-                field(hasher, &value.to_bits().to_le_bytes());
+                field(&mut hasher, &value.to_bits().to_le_bytes());
             }
         }
-        field(hasher, m.sampling_mode.as_deref().unwrap_or("").as_bytes());
-        samples(hasher, m.samples.iters());
-        samples(hasher, m.samples.times());
+        field(
+            &mut hasher,
+            m.sampling_mode.as_deref().unwrap_or("").as_bytes(),
+        );
+        samples(&mut hasher, m.samples.iters());
+        samples(&mut hasher, m.samples.times());
         // Only custom metrics add fields, so Criterion runs hash as they always did.
         if let Some(custom) = &m.custom {
-            field(hasher, custom.unit.as_bytes());
-            field(hasher, custom.direction.as_str().as_bytes());
+            field(&mut hasher, custom.unit.as_bytes());
+            field(&mut hasher, custom.direction.as_str().as_bytes());
         }
     }
-    to_hex(&hasher.clone().finalize())
+    to_hex(&hasher.finalize())
 }
 
 /// `runs.statistics`: per measurement, benchmark id (i64), median and minimum (f64), little-endian.
