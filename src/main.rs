@@ -2,6 +2,8 @@
 //! code (0 ok, 1 regression found, 2 error). Environment variables and `process::exit` live in
 //! the binary; each command is a file under `commands/`.
 
+mod ab;
+mod bench_command;
 mod commands;
 mod dashboard;
 mod environment;

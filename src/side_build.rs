@@ -20,27 +20,7 @@ use anyhow::{Context as _, bail};
 use benchgate_gate::report::BuiltExecutable;
 use sha2::Digest as _;
 
-/// A `cargo bench ...` command split into what builds and what each executable is given.
-pub struct CargoBench {
-    /// `cargo bench <options>`, without the arguments after `--`.
-    build: Vec<String>,
-    /// The arguments after `--`, handed to every bench executable after `--bench`.
-    bench_args: Vec<String>,
-}
-
-impl CargoBench {
-    /// `Some` for a `cargo bench ...` command; other commands build as they run.
-    pub fn parse(command: &[String]) -> Option<Self> {
-        let is_cargo_bench = command.first().is_some_and(|c| c == "cargo")
-            && command.get(1).is_some_and(|c| c == "bench");
-        if !is_cargo_bench {
-            return None;
-        }
-        let build: Vec<String> = command.iter().take_while(|a| *a != "--").cloned().collect();
-        let bench_args = command.iter().skip(build.len() + 1).cloned().collect();
-        Some(Self { build, bench_args })
-    }
-}
+use crate::bench_command::{self, CargoBench};
 
 /// One bench executable built from a side's sources, kept aside for the rounds.
 #[derive(Debug, Clone)]
@@ -58,6 +38,22 @@ pub struct KeptExecutable {
 }
 
 impl KeptExecutable {
+    /// The executable as `cargo bench` would run it: in the package's root, with cargo's
+    /// package variables, writing Criterion's output under `criterion_home`.
+    fn command(&self, args: &[String], criterion_home: &Path, target_dir: &Path) -> Command {
+        let mut command = Command::new(&self.path);
+        command
+            .args(args)
+            .current_dir(&self.package_root)
+            .env("CRITERION_HOME", criterion_home)
+            .env("CARGO_TARGET_DIR", target_dir)
+            .env("CARGO_MANIFEST_DIR", &self.package_root)
+            .env("CARGO_PKG_NAME", &self.package_name)
+            .env("CARGO_PKG_VERSION", &self.package_version)
+            .stdin(Stdio::null());
+        command
+    }
+
     /// The report's record of this executable.
     pub fn record(&self) -> BuiltExecutable {
         BuiltExecutable {
@@ -74,6 +70,9 @@ pub struct SideExecutables {
     pub executables: Vec<KeptExecutable>,
     /// The worktree's crates that were compiled (their roots, relative to the worktree).
     pub package_dirs: Vec<PathBuf>,
+    /// The worktree's files the compiler read for them (their dep-info), relative to the
+    /// worktree: sources, and files pulled in with `include_str!` and the like.
+    pub sources: std::collections::BTreeSet<PathBuf>,
 }
 
 /// One line of `cargo --message-format=json`, the fields read here.
@@ -90,6 +89,8 @@ struct CargoMessage {
     profile: Option<CargoProfile>,
     #[serde(default)]
     executable: Option<PathBuf>,
+    #[serde(default)]
+    filenames: Vec<PathBuf>,
     #[serde(default)]
     fresh: bool,
 }
@@ -209,7 +210,9 @@ pub fn build(
     let worktree = std::path::absolute(worktree).context("cannot resolve the worktree")?;
     std::fs::create_dir_all(keep_dir)
         .with_context(|| format!("cannot create {}", keep_dir.display()))?;
+    let workspace_root = workspace_root(worktree.as_path(), bench, what)?;
     let mut package_dirs = Vec::new();
+    let mut sources = std::collections::BTreeSet::new();
     let mut executables = Vec::new();
     for message in messages {
         let Some(package_root) = message
@@ -236,6 +239,11 @@ pub fn build(
             }
             if !package_dirs.contains(relative) {
                 package_dirs.push(relative.clone());
+            }
+            for file in dep_info_sources(&message.filenames, &workspace_root, what)? {
+                if let Ok(relative) = file.strip_prefix(&worktree) {
+                    sources.insert(relative.to_path_buf());
+                }
             }
         }
         let (Some(executable), Some(target)) = (message.executable, target) else {
@@ -276,7 +284,106 @@ pub fn build(
     Ok(SideExecutables {
         executables: executables.into_iter().map(|(_, e)| e).collect(),
         package_dirs,
+        sources,
     })
+}
+
+/// The root of the cargo workspace the bench command builds in `worktree`: rustc runs there, so
+/// the workspace's own files are named relative to it in dep-info.
+pub fn workspace_root(worktree: &Path, bench: &CargoBench, what: &str) -> anyhow::Result<PathBuf> {
+    let mut command = Command::new("cargo");
+    command.args(["locate-project", "--workspace", "--message-format", "plain"]);
+    let manifest = bench
+        .build
+        .iter()
+        .position(|a| a == "--manifest-path")
+        .and_then(|i| bench.build.get(i + 1))
+        .cloned()
+        .or_else(|| {
+            bench
+                .build
+                .iter()
+                .find_map(|a| a.strip_prefix("--manifest-path=").map(str::to_owned))
+        });
+    if let Some(manifest) = manifest {
+        command.args(["--manifest-path", &manifest]);
+    }
+    let output = command
+        .current_dir(worktree)
+        .stdin(Stdio::null())
+        .output()
+        .with_context(|| format!("{what}: cannot run `cargo locate-project`"))?;
+    if !output.status.success() {
+        bail!(
+            "{what}: `cargo locate-project --workspace` failed: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
+    let manifest = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
+    Ok(manifest
+        .parent()
+        .map_or_else(|| worktree.to_path_buf(), Path::to_path_buf))
+}
+
+/// The files named in the dep-info (`deps/NAME-HASH.d`) of a compiled artifact whose outputs are
+/// `filenames`, absolute (relative names are the workspace's, under `workspace_root`).
+fn dep_info_sources(
+    filenames: &[PathBuf],
+    workspace_root: &Path,
+    what: &str,
+) -> anyhow::Result<Vec<PathBuf>> {
+    let Some(dep_info) = filenames.iter().find_map(|file| {
+        let stem = file.file_stem()?.to_str()?;
+        let dir = file.parent()?;
+        [stem, stem.strip_prefix("lib").unwrap_or(stem)]
+            .into_iter()
+            .map(|stem| dir.join(format!("{stem}.d")))
+            .find(|path| path.is_file())
+    }) else {
+        return Ok(Vec::new());
+    };
+    let text = std::fs::read_to_string(&dep_info).with_context(|| {
+        format!(
+            "{what}: cannot read cargo's dep-info {}",
+            dep_info.display()
+        )
+    })?;
+    Ok(parse_dep_info(&text)
+        .into_iter()
+        .map(|path| workspace_root.join(path))
+        .collect())
+}
+
+/// The prerequisites of every rule in a make-style dep-info file, `\ ` unescaped to a space.
+fn parse_dep_info(text: &str) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let Some((_, prerequisites)) = line.split_once(": ") else {
+            continue;
+        };
+        let mut current = String::new();
+        let mut chars = prerequisites.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' if chars.peek() == Some(&' ') => {
+                    current.push(' ');
+                    chars.next();
+                }
+                ' ' => {
+                    if !current.is_empty() {
+                        files.push(PathBuf::from(std::mem::take(&mut current)));
+                    }
+                }
+                c => current.push(c),
+            }
+        }
+        if !current.is_empty() {
+            files.push(PathBuf::from(current));
+        }
+    }
+    files.sort();
+    files.dedup();
+    files
 }
 
 /// Cargo runs a package's library harness first, then binaries, then benches.
@@ -289,39 +396,143 @@ fn kind_order(kind: &str) -> u8 {
 }
 
 /// Runs the kept executables the way `cargo bench` would run them: `--bench` and the arguments
-/// after `--`, in the package's root, with cargo's package variables.
+/// after `--` (with `only`, an exact-id filter in place of the user's), in the package's root,
+/// with cargo's package variables.
 pub fn run(
     executables: &[KeptExecutable],
     bench: &CargoBench,
-    filter: Option<&str>,
+    only: Option<&[String]>,
     criterion_home: &Path,
     target_dir: &Path,
     what: &str,
 ) -> anyhow::Result<()> {
+    let args = bench.executable_args(only);
     for executable in executables {
-        let status = Command::new(&executable.path)
-            .arg("--bench")
-            .args(&bench.bench_args)
-            .args(filter)
-            .current_dir(&executable.package_root)
-            .env("CRITERION_HOME", criterion_home)
-            .env("CARGO_TARGET_DIR", target_dir)
-            .env("CARGO_MANIFEST_DIR", &executable.package_root)
-            .env("CARGO_PKG_NAME", &executable.package_name)
-            .env("CARGO_PKG_VERSION", &executable.package_version)
-            .stdin(Stdio::null())
-            .stdout(std::io::stderr())
-            .status()
+        let mut command = executable.command(&args, criterion_home, target_dir);
+        let (status, stderr_tail) = run_teeing_stderr(&mut command)
             .with_context(|| format!("{what}: cannot run {}", executable.path.display()))?;
         if !status.success() {
-            bail!(
-                "{what}: {} ({}) failed with {status}",
-                executable.target,
-                executable.path.display()
-            );
+            return Err(CommandFailed {
+                what: what.to_owned(),
+                command: format!("{} ({})", executable.target, executable.path.display()),
+                status,
+                stderr_tail,
+            }
+            .into());
         }
     }
     Ok(())
+}
+
+/// The benchmark ids the executables select with `only` (else with the user's filter), from
+/// Criterion's `--list`: seconds, where a command Criterion refuses would otherwise fail after
+/// a whole round. An executable that lists nothing (a libtest harness of a library) adds none.
+pub fn list(
+    executables: &[KeptExecutable],
+    bench: &CargoBench,
+    only: Option<&[String]>,
+    criterion_home: &Path,
+    target_dir: &Path,
+) -> anyhow::Result<Vec<String>> {
+    let args = bench.list_args(only);
+    let mut ids = Vec::new();
+    for executable in executables {
+        let output = executable
+            .command(&args, criterion_home, target_dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .output()
+            .with_context(|| format!("cannot run {}", executable.path.display()))?;
+        if !output.status.success() {
+            return Err(CommandFailed {
+                what: format!("listing the benchmarks of {}", executable.target),
+                command: format!("{} {}", executable.path.display(), args.join(" ")),
+                status: output.status,
+                stderr_tail: last_lines(&output.stderr, STDERR_TAIL),
+            }
+            .into());
+        }
+        ids.extend(bench_command::listed_ids(&String::from_utf8_lossy(
+            &output.stdout,
+        )));
+    }
+    Ok(ids)
+}
+
+/// How many of a failed command's last lines of standard error are kept for the report.
+pub const STDERR_TAIL: usize = 12;
+
+/// A bench executable or command that exited unsuccessfully, with the last lines it wrote to
+/// standard error (they say why: a panic, Criterion's refusal of an argument).
+#[derive(Debug, Clone)]
+pub struct CommandFailed {
+    /// What benchgate was doing (`round 3/8: head (1a2b3c4d5e6f)`).
+    pub what: String,
+    /// The command or executable that failed.
+    pub command: String,
+    /// How it ended.
+    pub status: std::process::ExitStatus,
+    /// Its last lines of standard error.
+    pub stderr_tail: Vec<String>,
+}
+
+impl std::fmt::Display for CommandFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: `{}` failed with {}",
+            self.what, self.command, self.status
+        )?;
+        if let Some(last) = self.stderr_tail.iter().rev().find(|l| !l.trim().is_empty()) {
+            write!(f, ": {}", last.trim())?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for CommandFailed {}
+
+fn last_lines(bytes: &[u8], n: usize) -> Vec<String> {
+    let text = String::from_utf8_lossy(bytes);
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..]
+        .iter()
+        .map(|l| (*l).to_owned())
+        .collect()
+}
+
+/// Runs `command` with its standard output on ours (standard error: the report owns stdout)
+/// and its standard error copied to ours line by line, keeping the last [`STDERR_TAIL`] lines.
+pub fn run_teeing_stderr(
+    command: &mut Command,
+) -> std::io::Result<(std::process::ExitStatus, Vec<String>)> {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(std::io::stderr())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let mut tail = std::collections::VecDeque::with_capacity(STDERR_TAIL);
+    if let Some(stderr) = child.stderr.take() {
+        let mut reader = BufReader::new(stderr);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            if reader.read_until(b'\n', &mut line)? == 0 {
+                break;
+            }
+            {
+                use std::io::Write as _;
+                let mut ours = std::io::stderr().lock();
+                let _ = ours.write_all(&line);
+            }
+            if tail.len() == STDERR_TAIL {
+                tail.pop_front();
+            }
+            tail.push_back(String::from_utf8_lossy(&line).trim_end().to_owned());
+        }
+    }
+    let status = child.wait()?;
+    Ok((status, tail.into_iter().collect()))
 }
 
 /// Rust source with comments removed and whitespace outside literals dropped: two files with
@@ -449,6 +660,15 @@ mod tests {
     }
 
     #[test]
+    fn dep_info_names_every_prerequisite_once() {
+        let text = "/t/release/deps/zoo-1.d: src/lib.rs src/a\\ b.rs /abs/core/src/lib.rs\n\nsrc/lib.rs:\nsrc/a\\ b.rs:\n\n# env-dep:CARGO_PKG_NAME=zoo\n";
+        assert_eq!(
+            parse_dep_info(text),
+            ["/abs/core/src/lib.rs", "src/a b.rs", "src/lib.rs"].map(PathBuf::from)
+        );
+    }
+
+    #[test]
     fn package_ids_of_both_shapes_give_name_and_version() {
         assert_eq!(
             name_and_version("path+file:///tmp/r/crates/zoo-core#0.2.0"),
@@ -458,17 +678,5 @@ mod tests {
             name_and_version("path+file:///tmp/r/dir#zoo@0.1.0"),
             ("zoo".to_owned(), "0.1.0".to_owned())
         );
-    }
-
-    #[test]
-    fn only_cargo_bench_commands_are_split() {
-        let command: Vec<String> = ["cargo", "bench", "--bench", "zoo", "--", "--noplot", "x"]
-            .map(String::from)
-            .to_vec();
-        let bench = CargoBench::parse(&command).unwrap();
-        assert_eq!(bench.build, ["cargo", "bench", "--bench", "zoo"]);
-        assert_eq!(bench.bench_args, ["--noplot", "x"]);
-        let script = ["sh", "bench.sh"].map(String::from).to_vec();
-        assert!(CargoBench::parse(&script).is_none());
     }
 }

@@ -827,6 +827,37 @@ fn log_variance(estimate: &Estimate) -> f64 {
 /// The two-sided 95% normal quantile, Criterion's default interval.
 const Z_95: f64 = 1.959_963_984_540_054;
 
+impl BenchmarkResult {
+    /// A benchmark that was not measured because base and head built byte-identical
+    /// executables and nothing else it could read changed: the same code on the same inputs,
+    /// a pass with no change, decided without a round.
+    pub fn same_executables(id: &str, policy: &Policy) -> Self {
+        BenchmarkResult {
+            id: id.to_owned(),
+            metric: Metric::Time,
+            unit: None,
+            verdict: Verdict::Pass,
+            base_ns: None,
+            head_ns: None,
+            throughput_per_iteration: None,
+            ratio: Some(1.0),
+            limit: policy.log_limit(id, false).exp(),
+            noise: None,
+            interval: Some((1.0, 1.0)),
+            p_slower: None,
+            noise_source: Some(NoiseSource::SameExecutables),
+            uncalibrated: false,
+            rounds: 0,
+            set_aside: 0,
+            bound: None,
+            detectable: None,
+            too_noisy: None,
+            futile: false,
+            quarantined: None,
+        }
+    }
+}
+
 /// The comparison's verdict from its benchmarks' (quarantined ones never decide): regressed if
 /// one is, no baseline if none was compared, inconclusive if one is, else pass.
 pub fn overall(results: &[BenchmarkResult]) -> Overall {

@@ -39,6 +39,9 @@ pub enum NoiseSource {
     /// Exact counts: no noise but what the rounds and history showed them move (see
     /// [`crate::counts`]).
     Exact,
+    /// None: base and head built byte-identical executables and nothing else they could read
+    /// changed, so the benchmark was not measured (its change is exactly none).
+    SameExecutables,
 }
 
 /// The noise the comparison's benchmarks share: a scaled inverse-χ² prior on each benchmark's

@@ -55,6 +55,8 @@ fn deduplicate_pair() -> (Decision, Context) {
         fingerprint: None,
         builds: Vec::new(),
         source: None,
+        incomplete: None,
+        notes: Vec::new(),
     };
     (decision, context)
 }
@@ -111,6 +113,8 @@ fn ab_regression() -> (Decision, Context) {
         ),
         builds: Vec::new(),
         source: None,
+        incomplete: None,
+        notes: Vec::new(),
     };
     (decision, context)
 }

@@ -17,12 +17,13 @@ use benchgate_gate::Policy;
 use benchgate_gate::decision::{
     BenchmarkResult, Decision, Input, Mode, NoiseSource, Plan, Verdict, evaluate_with, overall,
 };
-use benchgate_gate::report::{Context, SideBuild};
+use benchgate_gate::report::{Context, Incomplete, SideBuild};
 
 use super::decide::{Outputs, ReportArgs, decide_and_publish, load_policy, report};
 use super::{KindArg, StoreArgs};
+use crate::bench_command::CargoBench;
 use crate::environment;
-use crate::side_build::{self, CargoBench, KeptExecutable};
+use crate::side_build::{self, CommandFailed, KeptExecutable};
 
 /// `benchgate ab`.
 #[derive(clap::Args)]
@@ -62,6 +63,10 @@ pub struct Args {
     /// differs (a change that compiles to the same machine code).
     #[arg(long)]
     allow_identical_builds: bool,
+    /// Measure even when base and head build the same executables and nothing else the
+    /// benchmarks could read changed (by default every benchmark then passes, not measured).
+    #[arg(long)]
+    measure_identical: bool,
     /// Also count instructions: run this gungraun bench command once in each checkout before the
     /// rounds (e.g. `cargo bench -p mycrate --bench instructions`; Valgrind and gungraun-runner
     /// must be installed), and store its counts with the first round. Counts are exact, so one
@@ -80,6 +85,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     let options = Options {
         target_dir: args.target_dir.as_deref(),
         allow_identical_builds: args.allow_identical_builds,
+        measure_identical: args.measure_identical,
         base_ref: &args.base_ref,
         head_ref: &args.head_ref,
         rounds: match args.rounds {
@@ -134,6 +140,8 @@ pub(super) struct Options<'a> {
     pub target_dir: Option<&'a Path>,
     /// Compare even when the builds are identical and the code is not.
     pub allow_identical_builds: bool,
+    /// Measure even when the builds are identical and nothing else changed.
+    pub measure_identical: bool,
 }
 
 /// How many rounds run.
@@ -170,8 +178,8 @@ impl Rounds {
 }
 
 /// A detached worktree, removed again when dropped.
-pub(super) struct Worktree {
-    pub(super) path: PathBuf,
+pub(crate) struct Worktree {
+    pub(crate) path: PathBuf,
 }
 
 impl Worktree {
@@ -210,7 +218,7 @@ impl Drop for Worktree {
     }
 }
 
-pub(super) fn git(args: &[&str]) -> anyhow::Result<String> {
+pub(crate) fn git(args: &[&str]) -> anyhow::Result<String> {
     let output = Command::new("git")
         .args(args)
         .stdin(Stdio::null())
@@ -241,16 +249,21 @@ fn run_in(
     what: &str,
 ) -> anyhow::Result<()> {
     let (program, args) = command.split_first().context("the command is empty")?;
-    let status = Command::new(program)
-        .args(args)
-        .current_dir(worktree)
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(std::io::stderr())
-        .status()
-        .with_context(|| format!("{what}: cannot run `{}`", command.join(" ")))?;
+    let (status, stderr_tail) = side_build::run_teeing_stderr(
+        Command::new(program)
+            .args(args)
+            .current_dir(worktree)
+            .envs(env.iter().copied()),
+    )
+    .with_context(|| format!("{what}: cannot run `{}`", command.join(" ")))?;
     if !status.success() {
-        bail!("{what}: `{}` failed with {status}", command.join(" "));
+        return Err(CommandFailed {
+            what: what.to_owned(),
+            command: command.join(" "),
+            status,
+            stderr_tail,
+        }
+        .into());
     }
     Ok(())
 }
@@ -294,11 +307,15 @@ fn count_instructions(
 
 /// One side of the comparison: its commit, worktree, and (for `cargo bench`) the executables
 /// built from its sources.
-pub(super) struct Side {
-    pub(super) name: String,
-    pub(super) commit: CommitSha,
-    pub(super) worktree: Worktree,
-    pub(super) executables: Vec<KeptExecutable>,
+pub(crate) struct Side {
+    pub(crate) name: String,
+    pub(crate) commit: CommitSha,
+    pub(crate) worktree: Worktree,
+    pub(crate) executables: Vec<KeptExecutable>,
+    /// The worktree's files its executables were compiled from (cargo's dep-info).
+    pub(crate) sources: std::collections::BTreeSet<PathBuf>,
+    /// The branch its runs are stored under, when its ref names one.
+    pub(crate) branch: Option<String>,
 }
 
 impl Side {
@@ -315,44 +332,8 @@ impl Side {
     }
 }
 
-/// The Rust files under the built crates whose code (not comments or layout) differs between
-/// the two commits.
-fn code_changes(
-    base: &CommitSha,
-    head: &CommitSha,
-    package_dirs: &[PathBuf],
-) -> anyhow::Result<Vec<String>> {
-    let mut args = vec![
-        "diff".to_owned(),
-        "--name-only".to_owned(),
-        "--no-renames".to_owned(),
-        base.to_string(),
-        head.to_string(),
-        "--".to_owned(),
-    ];
-    args.extend(package_dirs.iter().map(|dir| {
-        let dir = dir.to_string_lossy();
-        if dir.is_empty() {
-            ".".to_owned()
-        } else {
-            dir.into_owned()
-        }
-    }));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let changed = git(&args)?;
-    let mut differ = Vec::new();
-    for path in changed.lines().filter(|p| p.ends_with(".rs")) {
-        let version = |commit: &CommitSha| {
-            git(&["show", &format!("{}:{path}", commit.as_str())]).unwrap_or_default()
-        };
-        if side_build::code_only(&version(base)) != side_build::code_only(&version(head)) {
-            differ.push(path.to_owned());
-        }
-    }
-    Ok(differ)
-}
-
-/// `benchgate ab`: returns the exit code (0 pass, inconclusive or no baseline; 1 regression).
+/// `benchgate ab`: returns the exit code (0 pass, inconclusive or no baseline; 1 regression;
+/// 2 a job that stopped early, after its report).
 async fn ab(args: &Options<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
     if args.rounds.max() == 0 {
         bail!("--rounds: at least 1 (3 or more recommended on shared machines)");
@@ -360,6 +341,7 @@ async fn ab(args: &Options<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
     if args.command.is_empty() {
         bail!("no bench command: give it after --, e.g. `benchgate ab ... -- cargo bench`");
     }
+    let bench = CargoBench::parse(args.command).context("the bench command")?;
     let policy = load_policy(args.config)?;
     let base_commit = resolve("--base-ref", args.base_ref)?;
     let head_commit = resolve("--head-ref", args.head_ref)?;
@@ -371,60 +353,51 @@ async fn ab(args: &Options<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
     let scratch = scratch_dir("benchgate-ab")?;
     let target_dir = shared_target_dir(args.target_dir, &scratch)?;
     let mut sides = Vec::new();
-    for (name, commit) in [("base", base_commit), ("head", head_commit)] {
+    for (name, commit, reference) in [
+        ("base", base_commit, args.base_ref),
+        ("head", head_commit, args.head_ref),
+    ] {
         sides.push(Side {
             worktree: Worktree::add(scratch.join(name), &commit)?,
             name: name.to_owned(),
             commit,
             executables: Vec::new(),
+            sources: Default::default(),
+            branch: crate::ab::branch_of(reference),
         });
     }
+    let mut notes = Vec::new();
+    if let Some(lockfile) = crate::ab::lockfile::align(&sides, bench.as_ref())? {
+        eprintln!("benchgate: {lockfile}");
+        notes.push(lockfile);
+    }
 
-    let bench = CargoBench::parse(args.command);
+    let mut not_measured = None;
     if let Some(bench) = &bench {
+        for dropped in &bench.dropped {
+            eprintln!(
+                "benchgate: leaving out `{dropped}`: every round writes a fresh Criterion directory, with no saved baseline in it"
+            );
+        }
         // One target directory, so the dependencies are built once; each side's crates are
         // compiled from its own sources and its executables kept aside (see side_build).
-        let mut package_dirs = Vec::new();
         for side in &mut sides {
             let bin = scratch.join("bin").join(&side.name);
-            for dir in build_side(side, bench, &target_dir, &bin)? {
-                if !package_dirs.contains(&dir) {
-                    package_dirs.push(dir);
-                }
-            }
+            build_side(side, bench, &target_dir, &bin)?;
         }
-        if !args.allow_identical_builds {
-            refuse_identical_builds(&sides, &package_dirs)?;
+        let listed = crate::ab::check_bench_command(&sides, bench, &scratch, &target_dir)?;
+        let builds = crate::ab::identical::compare(&sides, &listed, args.allow_identical_builds)?;
+        if let Some(note) = builds.note() {
+            eprintln!("benchgate: {note}");
+            notes.push(note);
         }
-    }
-
-    let mut counts = Vec::new();
-    if let Some(command) = args.instructions {
-        for side in &sides {
-            counts.push(count_instructions(side, command, &scratch, &target_dir)?);
+        if builds.skips_rounds() && !args.measure_identical {
+            not_measured = Some(listed.union());
         }
     }
-
-    let store = Store::connect(args.db).await?;
-    let result = run_rounds(
-        &counts,
-        args,
-        &policy,
-        bench.as_ref(),
-        &store,
-        [&sides[0], &sides[1]],
-        None,
-        &scratch,
-        &target_dir,
-        &repository,
-        &profile,
-    )
-    .await;
-    store.close().await;
-    let ran = result?;
 
     let [base, head] = [&sides[0], &sides[1]];
-    let context = Context {
+    let mut context = Context {
         base: format!("{} ({})", args.base_ref, base.commit.short()),
         head: format!("{} ({})", args.head_ref, head.commit.short()),
         base_commit: Some(base.commit.to_string()),
@@ -436,10 +409,57 @@ async fn ab(args: &Options<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
         } else {
             Vec::new()
         },
+        incomplete: None,
+        notes,
     };
+    if let Some(ids) = not_measured {
+        eprintln!(
+            "benchgate: no rounds: every benchmark passes, not measured (--measure-identical measures anyway)"
+        );
+        context.source = Some("not measured: base and head built the same executables".into());
+        let decision = crate::ab::not_measured_decision(&ids, &policy);
+        drop(sides);
+        return report(&decision, &context, &policy, outputs);
+    }
+
+    let mut counts = Vec::new();
+    if let Some(command) = args.instructions {
+        for side in &sides {
+            counts.push(count_instructions(side, command, &scratch, &target_dir)?);
+        }
+    }
+
+    let store = Store::connect(args.db).await?;
+    let setting = RoundsSetting {
+        counts: &counts,
+        args,
+        policy: &policy,
+        bench: bench.as_ref(),
+        store: &store,
+        sides: [&sides[0], &sides[1]],
+        scratch: &scratch,
+        target_dir: &target_dir,
+        repository: &repository,
+        profile: &profile,
+    };
+    let result = run_rounds(&setting, None).await;
+    store.close().await;
+    let ran = result?;
     let decision = ran.decide(&policy, args.rounds.plan());
     drop(sides);
-    report(&decision, &context, &policy, outputs)
+    context.incomplete = ran.incomplete.clone();
+    let code = report(&decision, &context, &policy, outputs)?;
+    if let Some(incomplete) = &ran.incomplete {
+        eprintln!(
+            "benchgate: error: round {} failed on the {} side ({}); the report above rests on the {} rounds before it",
+            incomplete.round,
+            incomplete.side,
+            incomplete.failure,
+            incomplete.round - 1
+        );
+        return Ok(2);
+    }
+    Ok(code)
 }
 
 /// The scratch directory beside Criterion's output (`target/NAME`), absolute: the bench command
@@ -491,36 +511,8 @@ pub(super) fn build_side(
         );
     }
     side.executables = built.executables;
+    side.sources = built.sources;
     Ok(built.package_dirs)
-}
-
-/// Refuses to compare two builds whose executables are byte for byte the same although the
-/// code of the crates they were built from differs: one side did not get its own build.
-fn refuse_identical_builds(sides: &[Side], package_dirs: &[PathBuf]) -> anyhow::Result<()> {
-    let [base, head] = sides else {
-        return Ok(());
-    };
-    fn hashes(side: &Side) -> Vec<&str> {
-        let mut hashes: Vec<&str> = side.executables.iter().map(|e| e.sha256.as_str()).collect();
-        hashes.sort_unstable();
-        hashes
-    }
-    if base.commit == head.commit || hashes(base) != hashes(head) {
-        return Ok(());
-    }
-    let changed = code_changes(&base.commit, &head.commit, package_dirs)?;
-    if changed.is_empty() {
-        eprintln!(
-            "benchgate: base and head built identical executables; their benchmarked crates differ in comments or layout only"
-        );
-        return Ok(());
-    }
-    bail!(
-        "base ({}) and head ({}) built byte-identical bench executables, but the code of the benchmarked crates differs ({}): one side did not get its own build, so the comparison would measure the same binary twice; refusing to go on (pass --allow-identical-builds if the change really compiles to the same code)",
-        base.commit.short(),
-        head.commit.short(),
-        changed.join(", ")
-    )
 }
 
 /// The rounds run, and each benchmark's verdict as of the look that decided it.
@@ -528,6 +520,8 @@ pub(super) struct Ran {
     pub(super) base: Vec<Vec<Measurement>>,
     pub(super) head: Vec<Vec<Measurement>>,
     decided: HashMap<String, BenchmarkResult>,
+    /// Set when a bench command failed in a round after the first: the rounds before it stand.
+    pub(super) incomplete: Option<Incomplete>,
 }
 
 impl Ran {
@@ -565,25 +559,6 @@ fn decide(
     decision
 }
 
-/// A Criterion filter matching exactly these benchmark ids.
-fn filter_for(ids: &[&str]) -> String {
-    let escaped: Vec<String> = ids
-        .iter()
-        .map(|id| {
-            id.chars()
-                .flat_map(|c| {
-                    let special = "\\.+*?()|[]{}^$#&-~".contains(c);
-                    special
-                        .then_some('\\')
-                        .into_iter()
-                        .chain(std::iter::once(c))
-                })
-                .collect()
-        })
-        .collect();
-    format!("^(?:{})$", escaped.join("|"))
-}
-
 /// Which side runs first in `round` (from 0): base in even rounds, head in odd ones (A B, B A,
 /// A B, ...). A machine that drifts during the job (a neighbour settling in, caches or clocks
 /// warming) slows whichever side runs second a little in every round; with a fixed order that
@@ -600,36 +575,39 @@ fn order(round: usize) -> [usize; 2] {
     }
 }
 
+/// What every round of a job shares: where it runs and where its runs are stored.
+pub(super) struct RoundsSetting<'a> {
+    /// Each side's instruction counts, stored with its first round.
+    pub(super) counts: &'a [Vec<Measurement>],
+    pub(super) args: &'a Options<'a>,
+    pub(super) policy: &'a Policy,
+    pub(super) bench: Option<&'a CargoBench>,
+    pub(super) store: &'a Store,
+    pub(super) sides: [&'a Side; 2],
+    pub(super) scratch: &'a Path,
+    pub(super) target_dir: &'a Path,
+    pub(super) repository: &'a RepositoryName,
+    pub(super) profile: &'a HardwareProfile,
+}
+
 /// Runs the rounds A B, B A, ... ([`order`]), storing each, of every benchmark or with `only`,
-/// of those ids.
-/// Adaptive: after every round from the second, the benchmarks decided so far are set aside,
-/// and the next round runs only the others.
-#[allow(clippy::too_many_arguments)]
+/// of those ids. Adaptive: after every round from the second, the benchmarks decided so far
+/// are set aside, and the next round runs only the others. A bench command that fails after the
+/// first round ends the job with the rounds complete before it ([`Ran::incomplete`]).
 pub(super) async fn run_rounds(
-    counts: &[Vec<Measurement>],
-    args: &Options<'_>,
-    policy: &Policy,
-    bench: Option<&CargoBench>,
-    store: &Store,
-    sides: [&Side; 2],
+    setting: &RoundsSetting<'_>,
     only: Option<Vec<String>>,
-    scratch: &Path,
-    target_dir: &Path,
-    repository: &RepositoryName,
-    profile: &HardwareProfile,
 ) -> anyhow::Result<Ran> {
-    let fingerprint = profile.fingerprint();
+    let args = setting.args;
     let mut rounds: [Vec<Vec<Measurement>>; 2] = [Vec::new(), Vec::new()];
     let mut decided: HashMap<String, BenchmarkResult> = HashMap::new();
-    let mut undecided: Option<Vec<String>> = only.filter(|_| bench.is_some());
-    let mut benchmarking = Duration::ZERO;
+    let mut undecided: Option<Vec<String>> = only.filter(|_| setting.bench.is_some());
+    let mut clock = Progress::default();
+    let mut incomplete = None;
     let max = args.rounds.max();
-    for round in 0..max {
-        let filter = undecided
-            .as_ref()
-            .map(|ids| filter_for(&ids.iter().map(String::as_str).collect::<Vec<_>>()));
+    'rounds: for round in 0..max {
         for index in order(round) {
-            let side = sides[index];
+            let side = setting.sides[index];
             let what = format!(
                 "round {}/{}{}: {} ({})",
                 round + 1,
@@ -642,74 +620,25 @@ pub(super) async fn run_rounds(
                 side.commit.short()
             );
             eprintln!("benchgate: {what}");
-            let criterion_home = scratch.join(format!("criterion-{}-{}", side.name, round + 1));
-            let _ = std::fs::remove_dir_all(&criterion_home);
             let started = Instant::now();
-            match bench {
-                Some(bench) => side_build::run(
-                    &side.executables,
-                    bench,
-                    filter.as_deref(),
-                    &criterion_home,
-                    target_dir,
-                    &what,
-                )?,
-                // A command that builds as it runs gets a target directory per side, so
-                // neither side can run the other's build.
-                None => run_in(
-                    &side.worktree.path,
-                    &args.command.iter().map(String::as_str).collect::<Vec<_>>(),
-                    &[
-                        ("CRITERION_HOME", criterion_home.as_os_str()),
-                        (
-                            "CARGO_TARGET_DIR",
-                            scratch.join(format!("target-{}", side.name)).as_os_str(),
-                        ),
-                    ],
-                    &what,
-                )?,
-            }
-            benchmarking += started.elapsed();
-            let mut measurements =
-                criterion::read_tree(&criterion_home, criterion::DEFAULT_BASELINE)
-                    .with_context(|| what.clone())?;
-            // The side's instruction counts go with its first round: exact, they need no more.
-            if round == 0
-                && let Some(counted) = counts.get(index)
-            {
-                for count in counted {
-                    if measurements.iter().any(|m| m.id == count.id) {
-                        bail!(
-                            "{what}: benchmark {:?} is both a Criterion benchmark and a gungraun count",
-                            count.id.as_str()
-                        );
-                    }
+            let measured = run_side(setting, round, index, undecided.as_deref(), &what).await;
+            clock.benchmarking += started.elapsed();
+            match measured {
+                Ok(measurements) => {
+                    clock.benchmark_runs += measurements.len();
+                    rounds[index].push(measurements);
                 }
-                measurements.extend(counted.iter().cloned());
-                measurements.sort_by(|a, b| a.id.cmp(&b.id));
+                Err(error) if round > 0 => {
+                    let failed = error.downcast::<CommandFailed>()?;
+                    incomplete = Some(incomplete_round(&failed, round, &side.name));
+                    let complete = round;
+                    for side_rounds in &mut rounds {
+                        side_rounds.truncate(complete);
+                    }
+                    break 'rounds;
+                }
+                Err(error) => return Err(error),
             }
-            let attempt = store
-                .last_attempt(repository, &side.commit, &fingerprint, args.kind)
-                .await?
-                + 1;
-            let run = NewRun {
-                meta: RunMeta {
-                    repository: repository.clone(),
-                    commit: side.commit.clone(),
-                    branch: args.branch.map(str::to_owned),
-                    kind: args.kind,
-                    pr_number: None,
-                    attempt,
-                },
-                profile: profile.clone(),
-                recorded_at: SystemTime::now(),
-                measurements,
-            };
-            store
-                .ingest(&run)
-                .await
-                .with_context(|| format!("{what}: storing the run"))?;
-            rounds[index].push(run.measurements);
         }
         let Rounds::Adaptive {
             budget,
@@ -717,46 +646,22 @@ pub(super) async fn run_rounds(
             ..
         } = args.rounds
         else {
+            clock.report(round + 1, max, None);
             continue;
         };
         if round + 1 < 2 {
+            clock.report(round + 1, max, None);
             continue;
         }
-        let so_far = decide(
-            &rounds[0],
-            &rounds[1],
-            &HashMap::new(),
-            policy,
+        let open = look(
+            &rounds,
+            &mut decided,
+            setting.policy,
             args.rounds.plan(),
+            round + 1,
+            stop_futile,
         );
-        let mut stopped = Vec::new();
-        for b in &so_far.benchmarks {
-            if b.ratio.is_some()
-                && b.rounds == round + 1
-                && (b.verdict != Verdict::Inconclusive || (b.futile && stop_futile))
-                && !decided.contains_key(&b.id)
-            {
-                if b.futile {
-                    stopped.push(b.id.as_str());
-                }
-                decided.insert(b.id.clone(), b.clone());
-            }
-        }
-        if !stopped.is_empty() {
-            eprintln!(
-                "benchgate: stopped after {} rounds, more unlikely to decide them: {}",
-                round + 1,
-                stopped.join(", ")
-            );
-        }
-        // Counts were decided by their one run; only wall time takes more rounds.
-        let open: Vec<String> = so_far
-            .benchmarks
-            .iter()
-            .filter(|b| b.noise_source != Some(NoiseSource::Exact))
-            .filter(|b| b.ratio.is_some() && !decided.contains_key(&b.id))
-            .map(|b| b.id.clone())
-            .collect();
+        clock.report(round + 1, max, Some(open.len()));
         if open.is_empty() {
             eprintln!(
                 "benchgate: every benchmark decided after {} rounds",
@@ -764,7 +669,7 @@ pub(super) async fn run_rounds(
             );
             break;
         }
-        if let Some(budget) = budget.filter(|b| benchmarking >= *b) {
+        if let Some(budget) = budget.filter(|b| clock.benchmarking >= *b) {
             eprintln!(
                 "benchgate: the benchmarking budget ({}) is spent after {} rounds; {} benchmarks stay undecided",
                 humantime::format_duration(budget),
@@ -774,7 +679,7 @@ pub(super) async fn run_rounds(
             break;
         }
         // A command that is not `cargo bench` cannot be told which benchmarks to run.
-        if bench.is_some() {
+        if setting.bench.is_some() {
             undecided = Some(open);
         }
     }
@@ -783,5 +688,210 @@ pub(super) async fn run_rounds(
         base,
         head,
         decided,
+        incomplete,
     })
+}
+
+/// The report's account of a round whose bench command failed.
+fn incomplete_round(failed: &CommandFailed, round: usize, side: &str) -> Incomplete {
+    Incomplete {
+        round: round + 1,
+        side: side.to_owned(),
+        failure: format!("`{}` failed with {}", failed.command, failed.status),
+        stderr_tail: failed
+            .stderr_tail
+            .iter()
+            .map(|line| plain_text(line))
+            .collect(),
+    }
+}
+
+/// A line of a command's output without ANSI escapes or other control characters.
+fn plain_text(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            // CSI: ESC [ parameters final-byte
+            if chars.next() == Some('[') {
+                for c in chars.by_ref() {
+                    if ('@'..='~').contains(&c) {
+                        break;
+                    }
+                }
+            }
+        } else if c == '\t' {
+            out.push(' ');
+        } else if !c.is_control() {
+            out.push(c);
+        }
+    }
+    out.chars().take(1000).collect()
+}
+
+/// Runs one side's bench command for `round` (of the `only` benchmarks, when narrowed), reads
+/// what Criterion wrote, and stores it as a run.
+async fn run_side(
+    setting: &RoundsSetting<'_>,
+    round: usize,
+    index: usize,
+    only: Option<&[String]>,
+    what: &str,
+) -> anyhow::Result<Vec<Measurement>> {
+    let args = setting.args;
+    let side = setting.sides[index];
+    let criterion_home = setting
+        .scratch
+        .join(format!("criterion-{}-{}", side.name, round + 1));
+    let _ = std::fs::remove_dir_all(&criterion_home);
+    match setting.bench {
+        Some(bench) => side_build::run(
+            &side.executables,
+            bench,
+            only,
+            &criterion_home,
+            setting.target_dir,
+            what,
+        )?,
+        // A command that builds as it runs gets a target directory per side, so neither side
+        // can run the other's build.
+        None => run_in(
+            &side.worktree.path,
+            &args.command.iter().map(String::as_str).collect::<Vec<_>>(),
+            &[
+                ("CRITERION_HOME", criterion_home.as_os_str()),
+                (
+                    "CARGO_TARGET_DIR",
+                    setting
+                        .scratch
+                        .join(format!("target-{}", side.name))
+                        .as_os_str(),
+                ),
+            ],
+            what,
+        )?,
+    }
+    let mut measurements = criterion::read_tree(&criterion_home, criterion::DEFAULT_BASELINE)
+        .with_context(|| what.to_owned())?;
+    // The side's instruction counts go with its first round: exact, they need no more.
+    if round == 0
+        && let Some(counted) = setting.counts.get(index)
+    {
+        for count in counted {
+            if measurements.iter().any(|m| m.id == count.id) {
+                bail!(
+                    "{what}: benchmark {:?} is both a Criterion benchmark and a gungraun count",
+                    count.id.as_str()
+                );
+            }
+        }
+        measurements.extend(counted.iter().cloned());
+        measurements.sort_by(|a, b| a.id.cmp(&b.id));
+    }
+    let fingerprint = setting.profile.fingerprint();
+    let attempt = setting
+        .store
+        .last_attempt(setting.repository, &side.commit, &fingerprint, args.kind)
+        .await?
+        + 1;
+    let run = NewRun {
+        meta: RunMeta {
+            repository: setting.repository.clone(),
+            commit: side.commit.clone(),
+            branch: args
+                .branch
+                .map(str::to_owned)
+                .or_else(|| side.branch.clone()),
+            kind: args.kind,
+            pr_number: None,
+            attempt,
+        },
+        profile: setting.profile.clone(),
+        recorded_at: SystemTime::now(),
+        measurements,
+    };
+    setting
+        .store
+        .ingest(&run)
+        .await
+        .with_context(|| format!("{what}: storing the run"))?;
+    Ok(run.measurements)
+}
+
+/// An adaptive look after `rounds_run` rounds: the benchmarks it decides (or, with
+/// `stop_futile`, that more rounds would hardly decide) join `decided`; returns those still open.
+fn look(
+    rounds: &[Vec<Vec<Measurement>>; 2],
+    decided: &mut HashMap<String, BenchmarkResult>,
+    policy: &Policy,
+    plan: Plan,
+    rounds_run: usize,
+    stop_futile: bool,
+) -> Vec<String> {
+    let so_far = decide(&rounds[0], &rounds[1], &HashMap::new(), policy, plan);
+    let mut stopped = Vec::new();
+    for b in &so_far.benchmarks {
+        if b.ratio.is_some()
+            && b.rounds == rounds_run
+            && (b.verdict != Verdict::Inconclusive || (b.futile && stop_futile))
+            && !decided.contains_key(&b.id)
+        {
+            if b.futile {
+                stopped.push(b.id.as_str());
+            }
+            decided.insert(b.id.clone(), b.clone());
+        }
+    }
+    if !stopped.is_empty() {
+        eprintln!(
+            "benchgate: stopped after {rounds_run} rounds, more unlikely to decide them: {}",
+            stopped.join(", ")
+        );
+    }
+    // Counts were decided by their one run; only wall time takes more rounds.
+    so_far
+        .benchmarks
+        .iter()
+        .filter(|b| b.noise_source != Some(NoiseSource::Exact))
+        .filter(|b| b.ratio.is_some() && !decided.contains_key(&b.id))
+        .map(|b| b.id.clone())
+        .collect()
+}
+
+/// The time a job has spent benchmarking, for its progress lines.
+#[derive(Default)]
+struct Progress {
+    /// Wall time in the bench command, both sides, every round.
+    benchmarking: Duration,
+    /// Benchmarks measured, summed over sides and rounds.
+    benchmark_runs: usize,
+}
+
+impl Progress {
+    /// One line after each round: the time spent, what is open, and at most how long the
+    /// rounds left would take at the time a benchmark has taken so far.
+    fn report(&self, done: usize, max: usize, open: Option<usize>) {
+        let spent = humantime::format_duration(Duration::from_secs(self.benchmarking.as_secs()));
+        let per_benchmark = self.benchmarking.as_secs_f64() / self.benchmark_runs.max(1) as f64;
+        let per_round = self.benchmarking.as_secs_f64() / done.max(1) as f64;
+        let rounds_left = max - done;
+        let (left, open_text) = match open {
+            Some(open) => (
+                per_benchmark * (2 * open * rounds_left) as f64,
+                format!(", {open} undecided"),
+            ),
+            None => (per_round * rounds_left as f64, String::new()),
+        };
+        let estimate = if rounds_left == 0 || open == Some(0) {
+            String::new()
+        } else {
+            format!(
+                "; at most about {} left",
+                humantime::format_duration(Duration::from_secs(left.ceil() as u64))
+            )
+        };
+        eprintln!(
+            "benchgate: round {done}/{max} done: {spent} benchmarking so far{open_text}{estimate}"
+        );
+    }
 }

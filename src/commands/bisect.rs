@@ -28,9 +28,9 @@ use serde_json::{Value, json};
 use super::ab::{self, Options, Rounds, Side, Worktree};
 use super::decide::load_policy;
 use super::{Format, StoreArgs};
+use crate::bench_command::CargoBench;
 use crate::environment;
 use crate::github::api::CommitPull;
-use crate::side_build::CargoBench;
 
 /// `benchgate bisect`.
 #[derive(clap::Args)]
@@ -140,6 +140,8 @@ impl Builds<'_> {
             name: short.clone(),
             commit: commit.clone(),
             executables: Vec::new(),
+            sources: Default::default(),
+            branch: None,
         };
         if let Some(bench) = &self.bench {
             let bin = self.scratch.join("bin").join(&short);
@@ -207,7 +209,7 @@ pub(super) async fn bisect(request: &Request<'_>) -> anyhow::Result<Value> {
     let scratch = ab::scratch_dir("benchgate-bisect")?;
     let target_dir = ab::shared_target_dir(request.target_dir, &scratch)?;
     let mut builds = Builds {
-        bench: CargoBench::parse(request.command),
+        bench: CargoBench::parse(request.command).context("the bench command")?,
         sides: HashMap::new(),
         options: Options {
             base_ref: request.good,
@@ -226,6 +228,7 @@ pub(super) async fn bisect(request: &Request<'_>) -> anyhow::Result<Value> {
             config: request.config,
             target_dir: request.target_dir,
             allow_identical_builds: true,
+            measure_identical: true,
         },
         scratch,
         target_dir,
@@ -597,20 +600,29 @@ async fn probe(
     else {
         bail!("internal: a probed commit was not built");
     };
-    let ran = ab::run_rounds(
-        &[],
-        &builds.options,
+    let setting = ab::RoundsSetting {
+        counts: &[],
+        args: &builds.options,
         policy,
-        builds.bench.as_ref(),
+        bench: builds.bench.as_ref(),
         store,
-        [base_side, head_side],
-        only.clone(),
-        &builds.scratch,
-        &builds.target_dir,
+        sides: [base_side, head_side],
+        scratch: &builds.scratch,
+        target_dir: &builds.target_dir,
         repository,
         profile,
-    )
-    .await?;
+    };
+    let ran = ab::run_rounds(&setting, only.clone()).await?;
+    if let Some(incomplete) = &ran.incomplete {
+        bail!(
+            "probe {} against {}: round {} failed on {} ({})",
+            head.short(),
+            base.short(),
+            incomplete.round,
+            incomplete.side,
+            incomplete.failure
+        );
+    }
     let decision = ran.decide(policy, builds.options.rounds.plan());
     Ok(summarize(base, head, &decision, only.as_deref()))
 }

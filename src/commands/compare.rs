@@ -146,6 +146,8 @@ pub async fn compare(
         fingerprint: common(&fingerprints),
         builds: Vec::new(),
         source: (base.len() == 1).then(|| "one run a side".to_owned()),
+        incomplete: None,
+        notes: Vec::new(),
     };
     let mode = if base.len() > 1 {
         Mode::SameJobAb

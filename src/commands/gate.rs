@@ -275,6 +275,8 @@ async fn decide(
         fingerprint: Some(summary.fingerprint.to_string()),
         builds: Vec::new(),
         source: None,
+        incomplete: None,
+        notes: Vec::new(),
     };
     let Some(baseline) = baseline else {
         head_measurements.abort();

@@ -63,6 +63,8 @@ pub async fn get_comparison(
             .then(|| head.summary.fingerprint.to_string()),
         builds: Vec::new(),
         source: None,
+        incomplete: None,
+        notes: Vec::new(),
     };
     Ok(axum::Json(summary(&decision, &context, &policy)).into_response())
 }

@@ -48,25 +48,14 @@ pub(crate) fn edit(repo: &Path, path: &str, from: &str, to: &str) {
 
 /// `benchgate ab main~1 main` over the zoo's bench, in the shared target directory.
 fn ab_zoo(repo: &Path, extra: &[&str]) -> Output {
-    let target = shared_target();
-    let mut args = vec![
-        "ab",
-        "--base-ref",
-        "main~1",
-        "--head-ref",
-        "main",
-        "--repo",
-        "acme/zoo",
-        "--format",
-        "json",
-        "--target-dir",
-        target.to_str().unwrap(),
-    ];
-    args.extend(extra);
-    args.extend([
-        "--", "cargo", "bench", "--locked", "--bench", "zoo", "--", "--noplot",
-    ]);
-    benchgate(repo, &args)
+    ab_with(
+        repo,
+        &shared_target(),
+        extra,
+        &[
+            "cargo", "bench", "--locked", "--bench", "zoo", "--", "--noplot",
+        ],
+    )
 }
 
 /// Asserts that the unchanged benchmark `id` was not judged `regressed`; on failure prints its
@@ -179,6 +168,205 @@ fn a_head_that_does_more_work_in_the_benchmarked_crate_is_regressed() {
     );
 }
 
+/// `benchgate ab main~1 main` with the user's own `cargo bench` command, `target` the shared
+/// cargo target directory.
+fn ab_with(repo: &Path, target: &Path, extra: &[&str], command: &[&str]) -> Output {
+    let mut args = vec![
+        "ab",
+        "--base-ref",
+        "main~1",
+        "--head-ref",
+        "main",
+        "--repo",
+        "acme/zoo",
+        "--format",
+        "json",
+        "--target-dir",
+        target.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    args.push("--");
+    args.extend(command);
+    benchgate(repo, &args)
+}
+
+fn stored_runs(repo: &Path) -> Vec<Value> {
+    let output = benchgate(
+        repo,
+        &[
+            "runs",
+            "--format",
+            "json",
+            "--db",
+            ".benchgate/benchgate.db",
+        ],
+    );
+    serde_json::from_slice::<Value>(&output.stdout)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+#[test]
+fn a_user_filter_is_replaced_when_rounds_narrow_on_criterion_0_8() {
+    let _turn = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
+    // 30% more pushes: a real slowdown of `push` beyond the 15% limit.
+    let (repo, _, _) = zoo_repository(|repo| {
+        edit(
+            repo,
+            "src/lib.rs",
+            "PUSHES: u64 = 4_000",
+            "PUSHES: u64 = 5_200",
+        );
+    });
+    let output = ab_with(
+        repo.path(),
+        &shared_target(),
+        &[],
+        &[
+            "cargo",
+            "bench",
+            "--locked",
+            "--bench",
+            "zoo",
+            "--",
+            "--noplot",
+            "^(push|mix)$",
+        ],
+    );
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let push = verdict_of(&summary, "push");
+    assert_eq!(push["verdict"], "regressed", "{push:#}\n{err}");
+    let ratio = push["ratio"].as_f64().unwrap();
+    assert!((1.15..1.6).contains(&ratio), "30% more pushes: {ratio}");
+    assert_not_regressed(&summary, "mix", &err);
+    // A suspected regression is confirmed in later rounds, which run narrowed: benchgate's
+    // exact-id filter took the place of the user's instead of following it.
+    assert!(push["rounds"].as_u64().unwrap() >= 3, "{push:#}");
+    assert!(err.contains("round 3/8, "), "{err}");
+    assert!(
+        err.contains("the bench command selects 2 benchmarks (filter \"^(push|mix)$\")"),
+        "{err}"
+    );
+    assert!(err.contains("round 2/8 done: "), "{err}");
+    // The head's runs carry the branch the head ref names; `main~1` names none.
+    let runs = stored_runs(repo.path());
+    let head_sha = git(repo.path(), &["rev-parse", "main"]);
+    for run in &runs {
+        let expected = if run["commit"] == head_sha.as_str() {
+            Value::from("main")
+        } else {
+            Value::Null
+        };
+        assert_eq!(run["branch"], expected, "{run:#}");
+    }
+    // The store's directory keeps itself out of git.
+    let status = git(repo.path(), &["status", "--porcelain"]);
+    assert!(!status.contains(".benchgate"), "{status}");
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join(".benchgate/.gitignore"))
+            .unwrap()
+            .lines()
+            .last(),
+        Some("*")
+    );
+}
+
+#[test]
+fn a_user_filter_is_replaced_when_rounds_narrow_on_criterion_0_4() {
+    // Its own target directory, but the same turns: a release build of Criterion beside
+    // another test's rounds is the kind of neighbour that moves a benchmark by tens of percent.
+    let _turn = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ab-tally-target");
+    let repo = tempfile::tempdir().unwrap();
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ab-tally"),
+        repo.path(),
+    );
+    git(repo.path(), &["init", "-q", "-b", "main"]);
+    git(repo.path(), &["add", "."]);
+    git(repo.path(), &["commit", "-q", "-m", "base"]);
+    // 13 passes instead of 10: `small/sum` does 30% more work.
+    edit(
+        repo.path(),
+        "src/lib.rs",
+        "SUM_PASSES: u64 = 10;",
+        "SUM_PASSES: u64 = 13;",
+    );
+    git(repo.path(), &["commit", "-q", "-am", "head"]);
+    let output = ab_with(
+        repo.path(),
+        &target,
+        &[],
+        &["cargo", "bench", "--locked", "--", "--noplot", "small/"],
+    );
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let sum = verdict_of(&summary, "small/sum");
+    assert_eq!(sum["verdict"], "regressed", "{sum:#}\n{err}");
+    let ratio = sum["ratio"].as_f64().unwrap();
+    assert!((1.15..1.6).contains(&ratio), "30% more work: {ratio}");
+    assert!(sum["rounds"].as_u64().unwrap() >= 3, "{sum:#}");
+    assert_not_regressed(&summary, "small/sort", &err);
+    let ids: Vec<&str> = summary["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids.len(),
+        2,
+        "the user's filter leaves large/sort out: {ids:?}"
+    );
+    assert!(err.contains("round 3/8, "), "{err}");
+}
+
+#[test]
+fn a_head_that_edits_only_a_bench_target_the_command_does_not_build_passes_unmeasured() {
+    let _turn = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
+    let (repo, _, _) = zoo_repository(|repo| {
+        edit(
+            repo,
+            "benches/other.rs",
+            "push(black_box(16))",
+            "push(black_box(64))",
+        );
+    });
+    let started = std::time::Instant::now();
+    let output = ab_zoo(repo.path(), &[]);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{err}");
+    let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(summary["verdict"], "pass", "{summary:#}");
+    assert_eq!(summary["rounds"], 0);
+    for id in ["push", "mix"] {
+        let benchmark = verdict_of(&summary, id);
+        assert_eq!(benchmark["verdict"], "pass", "{benchmark:#}");
+        assert_eq!(benchmark["noise_source"], "same-executables");
+        assert_eq!(benchmark["rounds"], 0);
+    }
+    assert_eq!(summary["benchmarks"].as_array().unwrap().len(), 2);
+    assert!(
+        summary["notes"].as_array().unwrap().iter().any(|n| n
+            .as_str()
+            .unwrap()
+            .starts_with("Same executables: the change does not touch")),
+        "{summary:#}"
+    );
+    let [(_, base_hash), (_, head_hash)] = builds(&summary);
+    assert_eq!(base_hash, head_hash);
+    assert!(
+        !repo.path().join(".benchgate/benchgate.db").exists(),
+        "no round ran"
+    );
+    eprintln!("unmeasured ab took {:?}", started.elapsed());
+}
+
 #[test]
 fn a_head_that_changes_only_comments_is_not_regressed() {
     let _turn = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
@@ -196,17 +384,22 @@ fn a_head_that_changes_only_comments_is_not_regressed() {
             "over the range `0..n`",
         );
     });
-    let output = ab_zoo(repo.path(), &[]);
+    // Measured on request: by default the same executables are not measured at all.
+    let output = ab_zoo(repo.path(), &["--measure-identical"]);
     let err = stderr(&output);
     assert_eq!(output.status.code(), Some(0), "{err}");
     let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_ne!(summary["verdict"], "regressed", "{summary:#}");
     for id in ["push", "mix"] {
         assert_not_regressed(&summary, id, &err);
+        assert_eq!(verdict_of(&summary, id)["noise_source"], "rounds");
     }
     let [(_, base_hash), (_, head_hash)] = builds(&summary);
     assert_eq!(base_hash, head_hash, "a comment does not change the code");
-    assert!(err.contains("differ in comments or layout only"), "{err}");
+    assert!(
+        err.contains("Same executables: the change does not touch what these benchmarks build"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -253,7 +446,7 @@ fn identical_executables_from_different_code_are_refused_unless_allowed() {
         last.contains(&format!("base ({})", &base[..12]))
             && last.contains(&format!("head ({})", &head[..12]))
             && last.contains("byte-identical bench executables")
-            && last.contains("(src/lib.rs)")
+            && last.contains("differ in code (src/lib.rs)")
             && last.contains("--allow-identical-builds"),
         "{last}"
     );
@@ -286,6 +479,33 @@ fn bench_script(side: &str, tree: &Path) -> String {
     )
 }
 
+/// `benchgate ab main~1 main --rounds ROUNDS` with `sh bench.sh` as the bench command, its
+/// runs logged to `log`.
+fn ab_script(repo: &Path, log: &Path, rounds: &str, extra: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_benchgate"))
+        .args([
+            "ab",
+            "--base-ref",
+            "main~1",
+            "--head-ref",
+            "main",
+            "--rounds",
+            rounds,
+            "--repo",
+            "acme/rocket",
+            "--format",
+            "json",
+        ])
+        .args(extra)
+        .args(["--", "sh", "bench.sh"])
+        .current_dir(repo)
+        .env("AB_LOG", log)
+        .env_remove("CRITERION_HOME")
+        .env_remove("CARGO_TARGET_DIR")
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn rounds_alternate_are_stored_and_a_slower_head_fails() {
     let repo = tempfile::tempdir().unwrap();
@@ -308,27 +528,7 @@ fn rounds_alternate_are_stored_and_a_slower_head_fails() {
     let head = git(repo.path(), &["rev-parse", "HEAD"]);
 
     let log = repo.path().join("ab.log");
-    let output = Command::new(env!("CARGO_BIN_EXE_benchgate"))
-        .args([
-            "ab",
-            "--base-ref",
-            "main~1",
-            "--head-ref",
-            "main",
-            "--rounds",
-            "3",
-            "--repo",
-            "acme/rocket",
-            "--format",
-            "json",
-        ])
-        .args(["--", "sh", "bench.sh"])
-        .current_dir(repo.path())
-        .env("AB_LOG", &log)
-        .env_remove("CRITERION_HOME")
-        .env_remove("CARGO_TARGET_DIR")
-        .output()
-        .unwrap();
+    let output = ab_script(repo.path(), &log, "3", &[]);
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let summary: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(summary["verdict"], "regressed");
@@ -416,4 +616,146 @@ fn a_failing_bench_command_and_a_bad_ref_are_errors() {
         1,
         "worktrees are removed after a failure"
     );
+}
+
+#[test]
+fn a_bench_command_that_fails_in_round_three_reports_the_rounds_before_it() {
+    let repo = tempfile::tempdir().unwrap();
+    let tree = corpus(TREE);
+    git(repo.path(), &["init", "-q", "-b", "main"]);
+    // The fifth run (round 3's first) dies the way a bench does: a panic on stderr, status 101.
+    let script = format!(
+        "#!/bin/sh\nset -e\necho run >> \"$AB_LOG\"\nif [ \"$(wc -l < \"$AB_LOG\")\" -eq 5 ]; then\n  echo 'Benchmarking parse: Warming up' >&2\n  echo \"thread 'main' panicked at benches/parse.rs:41:9: input file vanished\" >&2\n  exit 101\nfi\nmkdir -p \"$CRITERION_HOME\"\ncp -r '{}/.' \"$CRITERION_HOME/\"\n",
+        tree.display()
+    );
+    std::fs::write(repo.path().join("bench.sh"), &script).unwrap();
+    git(repo.path(), &["add", "bench.sh"]);
+    git(repo.path(), &["commit", "-q", "-m", "base"]);
+    std::fs::write(repo.path().join("bench.sh"), format!("{script}# head\n")).unwrap();
+    git(repo.path(), &["commit", "-q", "-am", "head"]);
+    let log = repo.path().join("ab.log");
+    let output = ab_script(repo.path(), &log, "4", &["--out-md", "perf-summary.md"]);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(summary["rounds"], 2, "{summary:#}");
+    let incomplete = &summary["incomplete"];
+    assert_eq!(incomplete["round"], 3, "{summary:#}");
+    assert_eq!(incomplete["side"], "base");
+    assert!(
+        incomplete["failure"]
+            .as_str()
+            .unwrap()
+            .ends_with("`sh bench.sh` failed with exit status: 101"),
+        "{incomplete:#}"
+    );
+    assert_eq!(
+        incomplete["stderr_tail"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap(),
+        "thread 'main' panicked at benches/parse.rs:41:9: input file vanished"
+    );
+    for benchmark in summary["benchmarks"].as_array().unwrap() {
+        assert_eq!(benchmark["rounds"], 2, "{benchmark:#}");
+        assert!(benchmark["ratio"].is_f64(), "{benchmark:#}");
+    }
+    let markdown = std::fs::read_to_string(repo.path().join("perf-summary.md")).unwrap();
+    assert!(
+        markdown.contains("**Incomplete: round 3 failed on the base side")
+            && markdown.contains("the verdicts rest on the 2 complete rounds before it"),
+        "{markdown}"
+    );
+    let last = err.lines().last().unwrap();
+    assert!(
+        last.starts_with("benchgate: error: round 3 failed on the base side"),
+        "{err}"
+    );
+    // Nothing measured is lost: rounds 1 and 2 of both sides are stored.
+    assert_eq!(stored_runs(repo.path()).len(), 4);
+}
+
+#[test]
+fn an_ignored_lockfile_is_the_working_trees_on_both_sides() {
+    let _turn = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
+    // A library that keeps its lockfile out of git, on both commits.
+    let repo = tempfile::tempdir().unwrap();
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ab-zoo"),
+        repo.path(),
+    );
+    std::fs::write(repo.path().join(".gitignore"), "/Cargo.lock\n").unwrap();
+    git(repo.path(), &["init", "-q", "-b", "main"]);
+    git(repo.path(), &["add", "."]);
+    git(repo.path(), &["commit", "-q", "-m", "base"]);
+    edit(
+        repo.path(),
+        "src/lib.rs",
+        "PUSHES: u64 = 4_000",
+        "PUSHES: u64 = 4_001",
+    );
+    git(repo.path(), &["commit", "-q", "-am", "head"]);
+    let tracked = git(repo.path(), &["ls-files"]);
+    assert!(!tracked.contains("Cargo.lock"), "{tracked}");
+    // The user's own build pins an older itoa than a fresh resolution would pick.
+    let pinned = "1.0.17";
+    let update = Command::new("cargo")
+        .args(["update", "-q", "-p", "itoa", "--precise", pinned])
+        .current_dir(repo.path())
+        .output()
+        .unwrap();
+    assert!(update.status.success(), "{}", stderr(&update));
+    let lock = std::fs::read(repo.path().join("Cargo.lock")).unwrap();
+    let digest = sha256_prefix(&lock);
+    // Whatever itoa the shared target directory holds is removed, so what is there afterwards
+    // is what this run compiled.
+    let deps = shared_target().join("release/deps");
+    for dir in [deps.clone(), shared_target().join("release/.fingerprint")] {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten() {
+            let entry = entry.unwrap();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with("itoa-") || name.starts_with("libitoa-") {
+                let _ = std::fs::remove_dir_all(entry.path());
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+    let output = ab_zoo(repo.path(), &["--rounds", "1"]);
+    let err = stderr(&output);
+    assert_ne!(output.status.code(), Some(2), "{err}");
+    let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let note = format!(
+        "Dependencies: `Cargo.lock` is not committed; both sides built with the working tree's (SHA-256 {digest})."
+    );
+    assert!(
+        summary["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n == note.as_str()),
+        "{note}\n{summary:#}"
+    );
+    // Cargo's dep-info shows which itoa the sides compiled: the pinned one only.
+    let mut built = Vec::new();
+    for entry in std::fs::read_dir(&deps).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with("itoa-") && name.ends_with(".d") {
+            built.push(std::fs::read_to_string(entry.path()).unwrap());
+        }
+    }
+    assert!(!built.is_empty(), "itoa was compiled for this run");
+    for dep_info in &built {
+        assert!(dep_info.contains(&format!("itoa-{pinned}/")), "{dep_info}");
+    }
+}
+
+fn sha256_prefix(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .take(6)
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }

@@ -413,10 +413,7 @@ impl Store {
         let pool = match location {
             Location::Sqlite(path) => {
                 if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-                    std::fs::create_dir_all(parent).map_err(|source| Error::ReadFile {
-                        path: parent.to_owned(),
-                        source,
-                    })?;
+                    create_store_dir(parent)?;
                 }
                 let options = SqliteConnectOptions::new()
                     .filename(path)
@@ -489,4 +486,29 @@ impl Store {
             source,
         }
     }
+}
+
+/// The directory benchgate keeps its own store in by default: kept out of git.
+const OWN_DIRECTORY: &str = ".benchgate";
+
+/// Creates the store's directory when missing. The default `.benchgate/` gets a `.gitignore` of
+/// `*` (as pytest and ruff do for their caches), so it never shows as untracked in the user's
+/// repository.
+fn create_store_dir(dir: &Path) -> Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    let failed = |source| Error::ReadFile {
+        path: dir.to_owned(),
+        source,
+    };
+    std::fs::create_dir_all(dir).map_err(failed)?;
+    if dir.file_name().is_some_and(|name| name == OWN_DIRECTORY) {
+        std::fs::write(
+            dir.join(".gitignore"),
+            "# Created by benchgate: its store is not part of the repository.\n*\n",
+        )
+        .map_err(failed)?;
+    }
+    Ok(())
 }

@@ -39,6 +39,43 @@ pub struct Context {
     /// How the sides were obtained, in a few words (`one run a side`), where the mode alone
     /// would mislead: `compare` of two directories has no stored baseline.
     pub source: Option<String>,
+    /// Set when the job stopped early (a bench command that failed in a later round): the
+    /// verdict rests on the rounds measured before it.
+    pub incomplete: Option<Incomplete>,
+    /// Facts about how the sides were built, one sentence each (which `Cargo.lock`, executables
+    /// the change did not touch).
+    pub notes: Vec<String>,
+}
+
+/// The most lines of a failed command's standard error a report carries.
+pub const MAX_STDERR_TAIL: usize = 20;
+
+/// Why a same-job A/B stopped before it was done: the round that failed and how.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Incomplete {
+    /// The round that failed, from 1.
+    pub round: usize,
+    /// The side whose bench command failed: `base` or `head`.
+    pub side: String,
+    /// What failed and its exit status.
+    pub failure: String,
+    /// The last lines the failed command wrote to standard error.
+    pub stderr_tail: Vec<String>,
+}
+
+impl Incomplete {
+    /// One line for the top of a report.
+    fn sentence(&self) -> String {
+        format!(
+            "Incomplete: round {} failed on the {} side ({}); the verdicts rest on the {} complete round{} before it.",
+            self.round,
+            self.side,
+            self.failure,
+            self.round - 1,
+            if self.round == 2 { "" } else { "s" }
+        )
+    }
 }
 
 /// The bench executables one side of a same-job A/B was built into and ran.
@@ -346,6 +383,9 @@ fn row(b: &BenchmarkResult, with_verdict: bool) -> Vec<String> {
 
 /// The rounds a verdict took, with those set aside and whether it was stopped for futility.
 fn rounds_text(b: &BenchmarkResult) -> String {
+    if b.noise_source == Some(NoiseSource::SameExecutables) {
+        return "not measured (same executables)".to_owned();
+    }
     if b.rounds == 0 {
         return "-".to_owned();
     }
@@ -570,6 +610,22 @@ pub fn render_markdown_linked(
         },
         headline(decision)
     );
+    if let Some(incomplete) = &context.incomplete {
+        let _ = writeln!(out, "⚠️ **{}**\n", incomplete.sentence());
+        if !incomplete.stderr_tail.is_empty() {
+            let _ = writeln!(
+                out,
+                "<details><summary>Its last lines of standard error</summary>\n\n```text\n{}\n```\n\n</details>\n",
+                incomplete
+                    .stderr_tail
+                    .join("\n")
+                    .replace("```", "`\u{200b}``")
+            );
+        }
+    }
+    for note in &context.notes {
+        let _ = writeln!(out, "{note}\n");
+    }
     let compared = decision.benchmarks.iter().any(|b| b.ratio.is_some());
     if decision.verdict == Overall::NoBaseline || !compared {
         // Nothing was compared: what happened is the news, not a detail to fold.
@@ -922,6 +978,10 @@ fn noise_sources(decision: &Decision) -> String {
             NoiseSource::Exact,
             "exact arithmetic on instruction counts (within what their rounds and history moved)",
         ),
+        (
+            NoiseSource::SameExecutables,
+            "nothing: base and head built the same executables, so they were not measured",
+        ),
     ]
     .into_iter()
     .filter_map(|(source, words)| match count(source) {
@@ -930,7 +990,8 @@ fn noise_sources(decision: &Decision) -> String {
             == count(NoiseSource::Rounds)
                 + count(NoiseSource::History)
                 + count(NoiseSource::Assumed)
-                + count(NoiseSource::Exact) =>
+                + count(NoiseSource::Exact)
+                + count(NoiseSource::SameExecutables) =>
         {
             Some(words.to_owned())
         }
@@ -961,6 +1022,15 @@ pub fn render_text(decision: &Decision, context: &Context, policy: &Policy, colo
     };
     let mut out = String::new();
     let _ = writeln!(out, "benchgate {}", headline(decision));
+    if let Some(incomplete) = &context.incomplete {
+        let _ = writeln!(out, "{}", incomplete.sentence());
+        for line in &incomplete.stderr_tail {
+            let _ = writeln!(out, "  | {line}");
+        }
+    }
+    for note in &context.notes {
+        let _ = writeln!(out, "{}", note.replace('`', ""));
+    }
     let _ = writeln!(
         out,
         "{}\n",

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use super::{Context, SideBuild};
+use super::{Context, Incomplete, SideBuild};
 use crate::budget::BudgetResult;
 use crate::decision::{
     BenchmarkResult, Decision, DecisionBound, Metric, Mode, NoiseSource, Overall, TooNoisy, Verdict,
@@ -41,6 +41,12 @@ pub struct Summary<'a> {
     builds: Vec<SideBuild>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     source: Option<Cow<'a, str>>,
+    /// The round that failed, when the job stopped early.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    incomplete: Option<Incomplete>,
+    /// Facts about how the sides were built.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    notes: Vec<Cow<'a, str>>,
     /// Counts stored but not judged (no limit under `[instructions]`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     unjudged: Vec<Cow<'a, str>>,
@@ -177,6 +183,12 @@ pub fn summary<'a>(decision: &'a Decision, context: &'a Context, policy: &Policy
         budgets: decision.budgets.clone(),
         builds: context.builds.clone(),
         source: context.source.as_deref().map(Cow::Borrowed),
+        incomplete: context.incomplete.clone(),
+        notes: context
+            .notes
+            .iter()
+            .map(|n| Cow::Borrowed(n.as_str()))
+            .collect(),
         unjudged: decision
             .unjudged
             .iter()
@@ -236,6 +248,35 @@ pub fn read_summary(path: &std::path::Path, text: &str) -> crate::Result<ReadSum
             "false_alarm_rate".into(),
             "must lie in (0, 1)".into(),
         ));
+    }
+    // Text a fork's artifact puts into the comment: short lines, no control characters.
+    let plain = |text: &str| text.len() <= MAX_ID_LENGTH && !text.chars().any(char::is_control);
+    for (i, note) in summary.notes.iter().enumerate() {
+        if !plain(note) {
+            return Err(error(
+                format!("notes[{i}]"),
+                format!("must be at most {MAX_ID_LENGTH} characters without control characters"),
+            ));
+        }
+    }
+    if let Some(incomplete) = &summary.incomplete {
+        let lines_ok = incomplete.stderr_tail.len() <= crate::report::MAX_STDERR_TAIL
+            && incomplete.stderr_tail.iter().all(|l| plain(l));
+        if !(plain(&incomplete.side) && plain(&incomplete.failure) && lines_ok) {
+            return Err(error(
+                "incomplete".into(),
+                format!(
+                    "at most {} lines of at most {MAX_ID_LENGTH} characters without control characters",
+                    crate::report::MAX_STDERR_TAIL
+                ),
+            ));
+        }
+        if incomplete.round < 2 {
+            return Err(error(
+                "incomplete.round".into(),
+                "a job that stopped early completed at least its first round".into(),
+            ));
+        }
     }
     let mut benchmarks = Vec::with_capacity(summary.benchmarks.len());
     for (i, b) in summary.benchmarks.into_iter().enumerate() {
@@ -337,6 +378,8 @@ pub fn read_summary(path: &std::path::Path, text: &str) -> crate::Result<ReadSum
             fingerprint: summary.fingerprint.map(Cow::into_owned),
             builds: summary.builds,
             source: summary.source.map(Cow::into_owned),
+            incomplete: summary.incomplete,
+            notes: summary.notes.into_iter().map(Cow::into_owned).collect(),
         },
         policy,
     })

@@ -1,0 +1,133 @@
+//! Same-job A/B's preparation before the first round: the dependency versions both sides
+//! build with, the benchmarks the bench command selects (checked with Criterion's `--list`),
+//! and what identical executables mean for the comparison.
+
+pub mod identical;
+pub mod lockfile;
+
+use std::path::Path;
+
+use anyhow::{Context as _, bail};
+use benchgate_gate::Policy;
+use benchgate_gate::decision::{BenchmarkResult, Decision, Mode, overall};
+
+use crate::bench_command::CargoBench;
+use crate::commands::ab::{Side, git};
+use crate::side_build;
+
+/// The branch a ref names (`main`, `origin/main` → `main`), for the runs stored under it; none
+/// for a SHA or an expression like `main~1`.
+pub fn branch_of(reference: &str) -> Option<String> {
+    let full = git(&["rev-parse", "--symbolic-full-name", reference]).ok()?;
+    if let Some(branch) = full.strip_prefix("refs/heads/") {
+        return Some(branch.to_owned());
+    }
+    let remote = full.strip_prefix("refs/remotes/")?;
+    remote.split_once('/').map(|(_, branch)| branch.to_owned())
+}
+
+/// The benchmark ids each side's executables select, from Criterion's `--list`.
+pub struct Listed {
+    /// Base's, then head's.
+    pub ids: [Vec<String>; 2],
+}
+
+impl Listed {
+    /// Every id either side selects, sorted.
+    pub fn union(&self) -> Vec<String> {
+        let mut ids: Vec<String> = self.ids.iter().flatten().cloned().collect();
+        ids.sort();
+        ids.dedup();
+        ids
+    }
+
+    /// Whether both sides select the same benchmarks.
+    pub fn same(&self) -> bool {
+        let sorted = |ids: &[String]| {
+            let mut ids = ids.to_vec();
+            ids.sort();
+            ids
+        };
+        sorted(&self.ids[0]) == sorted(&self.ids[1])
+    }
+}
+
+/// Checks the bench command before any round, in seconds: each side's executables list the
+/// benchmarks it selects, and with benchgate's exact-id filter in place of the user's they
+/// list the same ones, so later rounds can be narrowed to the undecided benchmarks.
+pub fn check_bench_command(
+    sides: &[Side],
+    bench: &CargoBench,
+    scratch: &Path,
+    target_dir: &Path,
+) -> anyhow::Result<Listed> {
+    let home = scratch.join("criterion-list");
+    let checking = "checking the bench command before the first round (Criterion's --list)";
+    let mut ids: [Vec<String>; 2] = [Vec::new(), Vec::new()];
+    for (i, side) in sides.iter().enumerate().take(2) {
+        ids[i] = side_build::list(&side.executables, bench, None, &home, target_dir)
+            .with_context(|| format!("{checking}, {}", side.name))?;
+    }
+    let listed = Listed { ids };
+    let all = listed.union();
+    if all.is_empty() {
+        bail!(
+            "{checking}: the bench command selects no benchmark{}",
+            bench
+                .user_filter()
+                .map(|f| format!(" (its filter is {f:?})"))
+                .unwrap_or_default()
+        );
+    }
+    for (i, side) in sides.iter().enumerate().take(2) {
+        let mine = &listed.ids[i];
+        if mine.is_empty() {
+            continue;
+        }
+        let narrowed = side_build::list(&side.executables, bench, Some(mine), &home, target_dir)
+            .with_context(|| {
+                format!(
+                    "{checking}: the command with benchgate's exact-id filter in place of the user's, {}",
+                    side.name
+                )
+            })?;
+        let mut expected = mine.clone();
+        expected.sort();
+        let mut got = narrowed;
+        got.sort();
+        if got != expected {
+            bail!(
+                "{checking}: with benchgate's exact-id filter the {} side lists {} of its {} benchmarks; benchgate cannot narrow later rounds of this command (ids with characters Criterion's filter does not take?)",
+                side.name,
+                got.len(),
+                expected.len()
+            );
+        }
+    }
+    eprintln!(
+        "benchgate: the bench command selects {} benchmarks{}",
+        all.len(),
+        bench
+            .user_filter()
+            .map(|f| format!(" (filter {f:?})"))
+            .unwrap_or_default()
+    );
+    Ok(listed)
+}
+
+/// The decision when no round ran because base and head built the same executables: every
+/// benchmark passes, not measured.
+pub fn not_measured_decision(ids: &[String], policy: &Policy) -> Decision {
+    let benchmarks: Vec<BenchmarkResult> = ids
+        .iter()
+        .map(|id| BenchmarkResult::same_executables(id, policy))
+        .collect();
+    Decision {
+        verdict: overall(&benchmarks),
+        mode: Mode::SameJobAb,
+        rounds: 0,
+        benchmarks,
+        budgets: Vec::new(),
+        unjudged: Vec::new(),
+    }
+}

@@ -1,0 +1,392 @@
+//! The user's `cargo bench` command, read as cargo and Criterion read it: what builds, what
+//! every bench executable is given, and the user's own benchmark filter, which benchgate's
+//! exact-id filter replaces when later rounds narrow to the undecided benchmarks.
+//!
+//! Criterion takes one positional filter; a second one is an error (`Found argument ... which
+//! wasn't expected` in 0.4, `unexpected argument` in 0.8). Telling the filter from an option's
+//! value needs the options that take one, listed below for Criterion 0.3 to 0.8 and cargo.
+
+use anyhow::bail;
+
+/// Criterion's long options that take a value (0.3 to 0.8), and libtest's, which a bench
+/// executable without Criterion gets.
+const CRITERION_VALUE_OPTIONS: &[&str] = &[
+    "color",
+    "colour",
+    "save-baseline",
+    "baseline",
+    "baseline-lenient",
+    "load-baseline",
+    "format",
+    "profile-time",
+    "sample-size",
+    "warm-up-time",
+    "measurement-time",
+    "nresamples",
+    "noise-threshold",
+    "confidence-level",
+    "significance-level",
+    "plotting-backend",
+    "output-format",
+    "logfile",
+    "test-threads",
+    "skip",
+    "shuffle-seed",
+];
+
+/// Criterion's short options that take a value: `-c` colour, `-s` save-baseline, `-b` baseline.
+const CRITERION_VALUE_SHORTS: &[char] = &['c', 's', 'b', 'Z'];
+
+/// `cargo bench`'s options that take a value (`--bench NAME` too: alone, cargo only lists).
+const CARGO_VALUE_OPTIONS: &[&str] = &[
+    "package",
+    "exclude",
+    "bin",
+    "example",
+    "test",
+    "bench",
+    "features",
+    "jobs",
+    "profile",
+    "target",
+    "target-dir",
+    "manifest-path",
+    "lockfile-path",
+    "message-format",
+    "color",
+    "config",
+    "artifact-dir",
+];
+
+const CARGO_VALUE_SHORTS: &[char] = &['p', 'F', 'j', 'Z'];
+
+/// Options that make Criterion not measure: a bench command carrying one cannot be compared.
+const NOT_MEASURING: &[&str] = &["list", "test", "profile-time", "load-baseline"];
+
+/// Options that compare against a saved Criterion baseline, which a round's fresh output
+/// directory does not have: dropped, and said so.
+const SAVED_BASELINE: &[&str] = &["baseline", "baseline-lenient"];
+
+/// A `cargo bench ...` command split into what builds and what each executable is given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CargoBench {
+    /// `cargo bench <options>`, without a benchmark name and without the arguments after `--`.
+    pub build: Vec<String>,
+    /// The arguments after `--` (and cargo's positional benchmark name) with the user's filter,
+    /// `--exact` and saved-baseline comparisons taken out.
+    options: Vec<String>,
+    /// The user's benchmark filter: cargo's positional `BENCHNAME` or Criterion's `FILTER`.
+    filter: Option<String>,
+    /// `--exact`: the filter is a benchmark id, not a regular expression.
+    exact: bool,
+    /// What was dropped from the command, in the words printed.
+    pub dropped: Vec<String>,
+}
+
+impl CargoBench {
+    /// `Ok(None)` for a command that is not `cargo bench` (it builds as it runs); an error for a
+    /// `cargo bench` command benchgate cannot run as rounds.
+    pub fn parse(command: &[String]) -> anyhow::Result<Option<Self>> {
+        let is_cargo_bench = command.first().is_some_and(|c| c == "cargo")
+            && command.get(1).is_some_and(|c| c == "bench");
+        if !is_cargo_bench {
+            return Ok(None);
+        }
+        let cargo_part: Vec<&String> = command.iter().take_while(|a| *a != "--").collect();
+        let after: Vec<String> = command.iter().skip(cargo_part.len() + 1).cloned().collect();
+        let cargo_words = split_words(&cargo_part[2..], CARGO_VALUE_OPTIONS, CARGO_VALUE_SHORTS);
+        let mut build = vec!["cargo".to_owned(), "bench".to_owned()];
+        let mut filters = Vec::new();
+        for word in cargo_words {
+            match word {
+                Word::Positional(name) => filters.push(name),
+                Word::Option(parts) => build.extend(parts),
+            }
+        }
+        // Cargo hands its positional benchmark name to every executable before the rest.
+        let mut executable_words = filters.clone();
+        executable_words.extend(after);
+        let mut bench = Self {
+            build,
+            options: Vec::new(),
+            filter: None,
+            exact: false,
+            dropped: Vec::new(),
+        };
+        filters.clear();
+        for word in split_words(
+            &executable_words.iter().collect::<Vec<_>>(),
+            CRITERION_VALUE_OPTIONS,
+            CRITERION_VALUE_SHORTS,
+        ) {
+            match word {
+                Word::Positional(filter) => filters.push(filter),
+                Word::Option(parts) => bench.take_option(parts)?,
+            }
+        }
+        if filters.len() > 1 {
+            bail!(
+                "the bench command gives Criterion {} benchmark filters ({}); Criterion takes one",
+                filters.len(),
+                filters.join(", ")
+            );
+        }
+        bench.filter = filters.pop();
+        Ok(Some(bench))
+    }
+
+    fn take_option(&mut self, parts: Vec<String>) -> anyhow::Result<()> {
+        let name = option_name(&parts[0]);
+        if NOT_MEASURING.contains(&name) {
+            bail!(
+                "the bench command passes `{}`, with which Criterion does not measure; leave it out",
+                parts.join(" ")
+            );
+        }
+        if name == "exact" {
+            self.exact = true;
+        } else if SAVED_BASELINE.contains(&name) {
+            self.dropped.push(parts.join(" "));
+        } else {
+            self.options.extend(parts);
+        }
+        Ok(())
+    }
+
+    /// The user's filter as given, if any.
+    pub fn user_filter(&self) -> Option<&str> {
+        self.filter.as_deref()
+    }
+
+    /// What every bench executable is given: `--bench`, the options, and the user's filter or,
+    /// with `only`, an exact-id filter in its place (the ids a later round re-runs are among
+    /// those the user's filter selected).
+    pub fn executable_args(&self, only: Option<&[String]>) -> Vec<String> {
+        let mut args = vec!["--bench".to_owned()];
+        args.extend(self.options.iter().cloned());
+        match only {
+            Some(ids) => args.push(exact_filter(ids)),
+            None => {
+                if self.exact {
+                    args.push("--exact".to_owned());
+                }
+                args.extend(self.filter.iter().cloned());
+            }
+        }
+        args
+    }
+
+    /// [`Self::executable_args`] for Criterion's `--list`: the options that conflict with it
+    /// left out.
+    pub fn list_args(&self, only: Option<&[String]>) -> Vec<String> {
+        let mut args = self.executable_args(only);
+        args.push("--list".to_owned());
+        args
+    }
+}
+
+/// One word of a command line: an option with its value, if any, or a positional argument.
+enum Word {
+    Option(Vec<String>),
+    Positional(String),
+}
+
+fn option_name(word: &str) -> &str {
+    let name = word.trim_start_matches('-');
+    name.split_once('=').map_or(name, |(name, _)| name)
+}
+
+/// Splits `words` into options (with the value the next word holds, for the options listed
+/// in `long`/`short`) and positional arguments.
+fn split_words(words: &[&String], long: &[&str], short: &[char]) -> Vec<Word> {
+    let mut out = Vec::new();
+    let mut iter = words.iter();
+    while let Some(word) = iter.next() {
+        let word = word.as_str();
+        let takes_next = if let Some(rest) = word.strip_prefix("--") {
+            !rest.contains('=') && long.contains(&rest)
+        } else if let Some(rest) = word.strip_prefix('-').filter(|r| !r.is_empty()) {
+            let mut chars = rest.chars();
+            chars.next().is_some_and(|c| short.contains(&c)) && chars.next().is_none()
+        } else {
+            out.push(Word::Positional(word.to_owned()));
+            continue;
+        };
+        let mut parts = vec![word.to_owned()];
+        if takes_next && let Some(value) = iter.next() {
+            parts.push((*value).clone());
+        }
+        out.push(Word::Option(parts));
+    }
+    out
+}
+
+/// A Criterion filter matching exactly these benchmark ids.
+pub fn exact_filter(ids: &[String]) -> String {
+    let escaped: Vec<String> = ids
+        .iter()
+        .map(|id| {
+            id.chars()
+                .flat_map(|c| {
+                    let special = "\\.+*?()|[]{}^$#&-~".contains(c);
+                    special
+                        .then_some('\\')
+                        .into_iter()
+                        .chain(std::iter::once(c))
+                })
+                .collect()
+        })
+        .collect();
+    format!("^(?:{})$", escaped.join("|"))
+}
+
+/// The benchmark ids in the output of Criterion's `--list` (`id: bench` in 0.3 and 0.4,
+/// `id: benchmark` from 0.5) or libtest's (`name: bench`); other lines are the bench's own.
+pub fn listed_ids(stdout: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .filter_map(|line| {
+            line.strip_suffix(": benchmark")
+                .or_else(|| line.strip_suffix(": bench"))
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests fail loudly
+mod tests {
+    use super::*;
+
+    fn parse(words: &[&str]) -> CargoBench {
+        CargoBench::parse(&words.iter().map(|w| (*w).to_owned()).collect::<Vec<_>>())
+            .unwrap()
+            .unwrap()
+    }
+
+    fn ids(ids: &[&str]) -> Vec<String> {
+        ids.iter().map(|id| (*id).to_owned()).collect()
+    }
+
+    #[test]
+    fn the_users_filter_is_replaced_by_the_exact_ids_not_added_to() {
+        let bench = parse(&[
+            "cargo",
+            "bench",
+            "--bench",
+            "benchmarks",
+            "--",
+            "--noplot",
+            "small_input/(encode|decode)$",
+        ]);
+        assert_eq!(bench.build, ["cargo", "bench", "--bench", "benchmarks"]);
+        assert_eq!(
+            bench.executable_args(None),
+            ["--bench", "--noplot", "small_input/(encode|decode)$"]
+        );
+        assert_eq!(
+            bench.executable_args(Some(&ids(&["small_input/encode/3"]))),
+            ["--bench", "--noplot", r"^(?:small_input/encode/3)$"]
+        );
+    }
+
+    #[test]
+    fn option_values_are_not_filters() {
+        let bench = parse(&[
+            "cargo",
+            "bench",
+            "--",
+            "--save-baseline",
+            "x",
+            "--sample-size",
+            "10",
+            "--measurement-time=3",
+            "-s",
+            "y",
+            "--output-format",
+            "bencher",
+            "-n",
+            "parse",
+        ]);
+        assert_eq!(bench.user_filter(), Some("parse"));
+        assert_eq!(
+            bench.executable_args(Some(&ids(&["a"]))),
+            [
+                "--bench",
+                "--save-baseline",
+                "x",
+                "--sample-size",
+                "10",
+                "--measurement-time=3",
+                "-s",
+                "y",
+                "--output-format",
+                "bencher",
+                "-n",
+                "^(?:a)$"
+            ]
+        );
+        let no_filter = parse(&["cargo", "bench", "--", "--warm-up-time", "1", "--noplot"]);
+        assert_eq!(no_filter.user_filter(), None);
+    }
+
+    #[test]
+    fn cargos_benchmark_name_is_the_executables_filter() {
+        let bench = parse(&[
+            "cargo", "bench", "-p", "zoo", "--locked", "push", "--", "--noplot",
+        ]);
+        assert_eq!(bench.build, ["cargo", "bench", "-p", "zoo", "--locked"]);
+        assert_eq!(bench.executable_args(None), ["--bench", "--noplot", "push"]);
+        assert_eq!(
+            bench.executable_args(Some(&ids(&["push"]))),
+            ["--bench", "--noplot", "^(?:push)$"]
+        );
+    }
+
+    #[test]
+    fn exact_goes_with_the_users_filter_and_saved_baselines_are_dropped() {
+        let bench = parse(&[
+            "cargo",
+            "bench",
+            "--",
+            "--exact",
+            "group/one",
+            "--baseline",
+            "main",
+        ]);
+        assert_eq!(bench.dropped, ["--baseline main"]);
+        assert_eq!(
+            bench.executable_args(None),
+            ["--bench", "--exact", "group/one"]
+        );
+        assert_eq!(
+            bench.executable_args(Some(&ids(&["group/one"]))),
+            ["--bench", r"^(?:group/one)$"]
+        );
+    }
+
+    #[test]
+    fn commands_that_do_not_measure_or_filter_twice_are_refused() {
+        for words in [
+            &["cargo", "bench", "--", "--profile-time", "5"][..],
+            &["cargo", "bench", "--", "--list"],
+            &["cargo", "bench", "--", "--test"],
+            &["cargo", "bench", "a", "--", "b"],
+        ] {
+            let command: Vec<String> = words.iter().map(|w| (*w).to_owned()).collect();
+            assert!(CargoBench::parse(&command).is_err(), "{words:?}");
+        }
+        let script = ["sh", "bench.sh"].map(String::from).to_vec();
+        assert!(CargoBench::parse(&script).unwrap().is_none());
+    }
+
+    #[test]
+    fn ids_are_read_from_every_criterion_versions_list() {
+        let out = "setting up\nsmall_input/encode/3: bench\nparse: benchmark\nx: test\n";
+        assert_eq!(listed_ids(out), ["small_input/encode/3", "parse"]);
+        assert_eq!(
+            exact_filter(&ids(&["a.b/c d", "x-y"])),
+            r"^(?:a\.b/c d|x\-y)$"
+        );
+    }
+}
