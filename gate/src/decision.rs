@@ -588,7 +588,7 @@ pub fn evaluate_with(input: &Input<'_>, policy: &Policy, plan: Plan) -> Decision
         .iter()
         .map(|c| plan.share(c.changes.len()))
         .collect();
-    let slower = holm(
+    let slower_levels = holm_levels(
         &assessed
             .iter()
             .zip(&shares)
@@ -596,6 +596,7 @@ pub fn evaluate_with(input: &Input<'_>, policy: &Policy, plan: Plan) -> Decision
             .collect::<Vec<_>>(),
         policy.false_alarm_rate,
     );
+    let slower: Vec<bool> = slower_levels.iter().map(Option::is_some).collect();
     let faster = holm(
         &assessed
             .iter()
@@ -620,12 +621,15 @@ pub fn evaluate_with(input: &Input<'_>, policy: &Policy, plan: Plan) -> Decision
         };
         let pass_confidence = 1.0 - (1.0 - policy.confidence) * pass_share;
         let upper = k.d + k.pass_excess + quantile(pass_confidence, k.df) * k.pass_se;
-        // `regressed` rests on significance (Holm); its bound is shown at the level the
-        // benchmark would need as the first of Holm's steps.
-        let claim_confidence = 1.0 - policy.false_alarm_rate * share / compared;
+        // `regressed` rests on significance (Holm): its bound is shown at the level of the
+        // Holm step that rejected it, so it excludes no change exactly when the test did; a
+        // benchmark Holm kept is shown at the first step's level.
+        let claim_confidence =
+            1.0 - slower_levels[i].unwrap_or(policy.false_alarm_rate / compared) * share;
         let claim = quantile(claim_confidence, a.claim_df);
-        let kept_claim = quantile(claim_confidence, k.claim_df);
-        let lower = (a.d - claim * a.se).min(k.d - kept_claim * k.se);
+        let lower = a.d - claim * a.se;
+        let first_step_confidence = 1.0 - policy.false_alarm_rate * share / compared;
+        let kept_claim = quantile(first_step_confidence, k.claim_df);
         let calibrated = a.source != NoiseSource::Assumed;
         let n = candidate.changes.len();
         let slowed = a.d >= log_limit && k.d >= log_limit && slower[i];
@@ -650,10 +654,11 @@ pub fn evaluate_with(input: &Input<'_>, policy: &Policy, plan: Plan) -> Decision
                 ),
             )
         } else if faster[i] && a.d <= -min_change && k.d <= -min_change {
-            let faster_bound = (a.d + claim * a.se).max(k.d + kept_claim * k.se);
+            let first_claim = quantile(first_step_confidence, a.claim_df);
+            let faster_bound = (a.d + first_claim * a.se).max(k.d + kept_claim * k.se);
             (
                 Verdict::Improved,
-                (None, Some(faster_bound), claim_confidence),
+                (None, Some(faster_bound), first_step_confidence),
             )
         } else if upper < log_limit && calibrated {
             // Without rounds or history, a pass cannot be claimed: on a busy machine one
@@ -663,11 +668,12 @@ pub fn evaluate_with(input: &Input<'_>, policy: &Policy, plan: Plan) -> Decision
             (Verdict::Inconclusive, (None, Some(upper), pass_confidence))
         };
         // The smallest change this look would call `regressed`, and the same at the plan's
-        // last look (the per-round noise unchanged, the share of that look).
+        // last look (the per-round noise unchanged, the share of that look): of the rounds the
+        // verdict and its band rest on, so a round set aside does not inflate it.
         let mut detectable_at = |rounds: usize| {
-            let se = (a.round_variance / rounds as f64).sqrt();
+            let se = (k.round_variance / rounds as f64).sqrt();
             let confidence = 1.0 - policy.false_alarm_rate * plan.share(rounds) / compared;
-            (quantile(confidence, a.claim_df) * se).max(log_limit).exp()
+            (quantile(confidence, k.claim_df) * se).max(log_limit).exp()
         };
         let detectable = detectable_at(n);
         let last = plan.max_rounds().unwrap_or(n).max(n);
@@ -871,6 +877,24 @@ pub fn overall(results: &[BenchmarkResult]) -> Overall {
     } else {
         Overall::Pass
     }
+}
+
+/// Holm's step-down procedure: for each hypothesis rejected at family-wise level `alpha`, the
+/// level of the step that rejected it (`alpha / (m - rank)`).
+fn holm_levels(p_values: &[f64], alpha: f64) -> Vec<Option<f64>> {
+    let m = p_values.len();
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(|&a, &b| p_values[a].total_cmp(&p_values[b]));
+    let mut levels = vec![None; m];
+    for (rank, &i) in order.iter().enumerate() {
+        let level = alpha / (m - rank) as f64;
+        if p_values[i] <= level {
+            levels[i] = Some(level);
+        } else {
+            break;
+        }
+    }
+    levels
 }
 
 /// Holm's step-down procedure: which hypotheses are rejected at family-wise level `alpha`.

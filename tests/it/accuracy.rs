@@ -723,3 +723,100 @@ fn the_gate_meets_its_error_rates_on_real_a_a_data() {
         failures.join("\n")
     );
 }
+
+/// What the report says of each benchmark holds for its verdict, on real recordings: a
+/// `regressed` row's bound excludes no change, a `pass` row's bound excludes its limit, the
+/// detectable change is at least the limit, and the comment lists every benchmark in exactly one
+/// section, with the section counts adding up.
+#[test]
+fn every_reports_bounds_and_sections_agree_with_its_verdicts() {
+    let policy = Policy::default();
+    let mut checked = [0usize; 2];
+    for state in RECORDINGS {
+        let runs = load_recording(state);
+        for window in runs.chunks_exact(8).take(4) {
+            let (base, head) = split_ab(window);
+            let ids: Vec<String> = head[0].iter().map(|m| m.id.as_str().to_owned()).collect();
+            for (i, id) in ids.iter().enumerate().step_by(3) {
+                // Every third benchmark twice the limit slower, in head rounds of its own.
+                let slowed_head: Vec<Vec<Measurement>> = head
+                    .iter()
+                    .map(|round| slow_one(round, id, if i % 2 == 0 { 0.3 } else { 0.0 }))
+                    .collect();
+                for (n, plan) in [(3, Plan::Fixed), (4, Plan::adaptive(MAX_ROUNDS))] {
+                    let decision = evaluate_with(
+                        &Input {
+                            mode: Mode::SameJobAb,
+                            base_rounds: &base[..n],
+                            head_rounds: &slowed_head[..n],
+                            history: &HashMap::new(),
+                        },
+                        &policy,
+                        plan,
+                    );
+                    checked[0] += check_report_agrees(&decision, &policy, state);
+                    checked[1] += 1;
+                }
+            }
+        }
+    }
+    assert!(checked[0] > 1000, "{checked:?} benchmark rows checked");
+}
+
+/// Checks one decision's report; returns how many benchmark rows it checked.
+fn check_report_agrees(
+    decision: &benchgate_gate::decision::Decision,
+    policy: &Policy,
+    state: &str,
+) -> usize {
+    for b in &decision.benchmarks {
+        let bound = b
+            .bound
+            .unwrap_or_else(|| panic!("{state}: no bound: {b:?}"));
+        match b.verdict {
+            Verdict::Regressed => {
+                let lower = bound.lower.unwrap();
+                assert!(lower > 1.0, "{state}: regressed on {lower}: {b:?}");
+            }
+            Verdict::Pass => {
+                let upper = bound.upper.unwrap();
+                assert!(upper < b.limit, "{state}: pass on {upper}: {b:?}");
+            }
+            _ => {}
+        }
+        assert!(b.detectable.unwrap() >= b.limit * (1.0 - 1e-9), "{b:?}");
+    }
+    let markdown = benchgate_gate::report::render_markdown(
+        decision,
+        &benchgate_gate::report::Context::default(),
+        policy,
+    );
+    let mut listed = 0;
+    for b in &decision.benchmarks {
+        let row = format!("| `{}` |", b.id);
+        let rows = markdown.matches(&row).count();
+        assert_eq!(
+            rows, 1,
+            "{state}: {} listed {rows} times:\n{markdown}",
+            b.id
+        );
+        listed += 1;
+    }
+    let counted: usize = markdown
+        .lines()
+        .filter_map(|line| {
+            let rest = line
+                .strip_prefix("### ")
+                .or_else(|| line.strip_prefix("<details><summary>"))?;
+            let open = rest.rfind('(').map(|i| &rest[i + 1..]);
+            match open {
+                Some(count) if line.starts_with("### ") => {
+                    count.strip_suffix(')')?.parse::<usize>().ok()
+                }
+                _ => rest.split(' ').next()?.parse::<usize>().ok(),
+            }
+        })
+        .sum();
+    assert_eq!(counted, listed, "{state}: section counts:\n{markdown}");
+    listed
+}

@@ -102,6 +102,35 @@ pub struct BuiltExecutable {
     pub sha256: String,
 }
 
+/// When benchmarks left undecided moved further than the worst confirmed regression, the
+/// headline says so: the largest changes are not hidden further down.
+fn larger_unconfirmed(decision: &Decision) -> String {
+    let worst = decision
+        .worst_regression()
+        .and_then(|b| b.ratio)
+        .unwrap_or(f64::INFINITY);
+    let larger: Vec<&BenchmarkResult> = decision
+        .benchmarks
+        .iter()
+        .filter(|b| {
+            b.verdict == Verdict::Inconclusive
+                && b.quarantined.is_none()
+                && b.ratio.is_some_and(|r| r > worst)
+        })
+        .collect();
+    match larger
+        .iter()
+        .max_by(|a, b| a.ratio.unwrap_or(1.0).total_cmp(&b.ratio.unwrap_or(1.0)))
+    {
+        None => String::new(),
+        Some(largest) => format!(
+            "; {} more possibly slower, up to {}, unconfirmed",
+            larger.len(),
+            change_text(largest)
+        ),
+    }
+}
+
 /// The headline: the verdict first, with the worst regression.
 pub fn headline(decision: &Decision) -> String {
     let missed = decision.missed_budgets();
@@ -130,8 +159,9 @@ fn regression_headline(decision: &Decision) -> String {
                 .map(|b| format!("; worst: {} {}", b.id, change_text(b)))
                 .unwrap_or_default();
             format!(
-                "regressed: {} of {compared} benchmarks slower than their limit{worst}",
-                decision.count(Verdict::Regressed)
+                "regressed: {} of {compared} benchmarks slower than their limit{worst}{}",
+                decision.count(Verdict::Regressed),
+                larger_unconfirmed(decision)
             )
         }
         Overall::Inconclusive => {
@@ -155,15 +185,26 @@ fn regression_headline(decision: &Decision) -> String {
                 ),
                 Some(worst) => {
                     let others = undecided - suspected.len();
+                    let noisy = decision
+                        .benchmarks
+                        .iter()
+                        .filter(|b| is_too_noisy(b))
+                        .count();
                     format!(
                         "inconclusive: {} of {compared} benchmarks past their limit but unconfirmed (worst: {} {}); more rounds would confirm or clear them{}",
                         suspected.len(),
                         worst.id,
                         change_text(worst),
-                        if others > 0 {
-                            format!("; {others} more too noisy to decide")
-                        } else {
-                            String::new()
+                        match (others, noisy) {
+                            (0, 0) => String::new(),
+                            (others, 0) => format!("; {others} more undecided"),
+                            (_, noisy) if noisy == undecided => {
+                                format!("; all {noisy} too noisy to gate")
+                            }
+                            (_, noisy) => format!(
+                                "; {} inconclusive, {noisy} too noisy to gate",
+                                undecided - noisy
+                            ),
                         }
                     )
                 }
@@ -256,20 +297,17 @@ fn bound_text(b: &BenchmarkResult) -> String {
             format!("{} … {}", ratio_words(b, lower), ratio_words(b, upper))
         }
         // ratio ≤ upper: at most that much worse, or at least that much better.
+        // Within a rounding of no change, the bound's own side: "≤ no change" for an upper.
         (None, Some(upper)) => {
-            format!(
-                "{} {}",
-                if upper >= 1.0 { "≤" } else { "≥" },
-                ratio_words(b, upper)
-            )
+            let words = ratio_words(b, upper);
+            let at_most = upper >= 1.0 || words == "no change";
+            format!("{} {words}", if at_most { "≤" } else { "≥" })
         }
         // ratio ≥ lower: at least that much worse, or at most that much better.
         (Some(lower), None) => {
-            format!(
-                "{} {}",
-                if lower >= 1.0 { "≥" } else { "≤" },
-                ratio_words(b, lower)
-            )
+            let words = ratio_words(b, lower);
+            let at_least = lower >= 1.0 || words == "no change";
+            format!("{} {words}", if at_least { "≥" } else { "≤" })
         }
         (None, None) => "-".to_owned(),
     };
@@ -514,11 +552,24 @@ fn markdown_table(
 }
 
 /// The benchmarks too noisy to gate within the rounds there are or can be, and the quarantined.
-fn too_noisy(out: &mut String, decision: &Decision) {
+/// Whether a benchmark is listed under "Too noisy to gate" rather than "Inconclusive": an
+/// undecided benchmark that even the plan's last round could not decide. A decided benchmark
+/// stays in its verdict's section: each benchmark is listed once.
+fn is_too_noisy(b: &BenchmarkResult) -> bool {
+    b.verdict == Verdict::Inconclusive && b.too_noisy.is_some()
+}
+
+fn too_noisy(
+    out: &mut String,
+    decision: &Decision,
+    pairs: &Pairs,
+    links: &Links,
+    fingerprint: Option<&str>,
+) {
     let noisy: Vec<&BenchmarkResult> = decision
         .benchmarks
         .iter()
-        .filter(|b| b.too_noisy.is_some())
+        .filter(|b| is_too_noisy(b))
         .collect();
     if !noisy.is_empty() {
         let _ = writeln!(
@@ -529,21 +580,11 @@ fn too_noisy(out: &mut String, decision: &Decision) {
         );
         let _ = writeln!(
             out,
-            "Even at the rounds below, the smallest change these would call `regressed` is larger than their limit. Quarantine them in `benchgate.toml` (`[[quarantine]]` with a `reason`) to report them without letting them decide, or make them steadier.
-"
+            "Undecided, and even at the most rounds the plan allows ({}) the smallest change these would call `regressed` would be larger than their limit. Quarantine them in `benchgate.toml` (`[[quarantine]]` with a `reason`) to report them without letting them decide, or make them steadier.
+",
+            noisy.iter().filter_map(|b| b.too_noisy).map(|t| t.rounds).max().unwrap_or(0)
         );
-        for b in noisy {
-            if let Some(t) = b.too_noisy {
-                let _ = writeln!(
-                    out,
-                    "- `{}`: too noisy to gate at {} rounds (detectable {}, limit {})",
-                    b.id.replace('`', "'"),
-                    t.rounds,
-                    ratio_words(b, t.detectable),
-                    limit_text(b)
-                );
-            }
-        }
+        markdown_table(out, &noisy, false, pairs, links, fingerprint);
         out.push('\n');
     }
     let quarantined = decision
@@ -662,7 +703,7 @@ pub fn render_markdown_linked(
         let rows: Vec<&BenchmarkResult> = decision
             .benchmarks
             .iter()
-            .filter(|b| b.verdict == verdict)
+            .filter(|b| b.verdict == verdict && !is_too_noisy(b))
             .collect();
         if rows.is_empty() {
             continue;
@@ -678,7 +719,7 @@ pub fn render_markdown_linked(
             override_hint(&mut out);
         }
     }
-    too_noisy(&mut out, decision);
+    too_noisy(&mut out, decision, &pairs, links, fingerprint);
     if decision.benchmarks.iter().any(|b| b.uncalibrated) {
         let _ = writeln!(
             out,
