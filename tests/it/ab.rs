@@ -211,13 +211,15 @@ fn stored_runs(repo: &Path) -> Vec<Value> {
 #[test]
 fn a_user_filter_is_replaced_when_rounds_narrow_on_criterion_0_8() {
     let _turn = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
-    // 30% more pushes: a real slowdown of `push` beyond the 15% limit.
+    // Ten times the pushes: the filter's path is the point here (a 30% slowdown is the
+    // Criterion 0.4 test's); under CI's neighbours 30% on this 2 µs benchmark is not always
+    // confirmed within 8 rounds.
     let (repo, _, _) = zoo_repository(|repo| {
         edit(
             repo,
             "src/lib.rs",
             "PUSHES: u64 = 4_000",
-            "PUSHES: u64 = 5_200",
+            "PUSHES: u64 = 40_000",
         );
     });
     let output = ab_with(
@@ -241,7 +243,10 @@ fn a_user_filter_is_replaced_when_rounds_narrow_on_criterion_0_8() {
     let push = verdict_of(&summary, "push");
     assert_eq!(push["verdict"], "regressed", "{push:#}\n{err}");
     let ratio = push["ratio"].as_f64().unwrap();
-    assert!((1.15..1.6).contains(&ratio), "30% more pushes: {ratio}");
+    assert!(
+        (5.0..20.0).contains(&ratio),
+        "ten times the pushes: {ratio}"
+    );
     assert_not_regressed(&summary, "mix", &err);
     // A suspected regression is confirmed in later rounds, which run narrowed: benchgate's
     // exact-id filter took the place of the user's instead of following it.
