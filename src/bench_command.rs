@@ -92,20 +92,21 @@ impl CargoBench {
         if !is_cargo_bench {
             return Ok(None);
         }
-        let cargo_part: Vec<&String> = command.iter().take_while(|a| *a != "--").collect();
-        let after: Vec<String> = command.iter().skip(cargo_part.len() + 1).cloned().collect();
-        let cargo_words = split_words(&cargo_part[2..], CARGO_VALUE_OPTIONS, CARGO_VALUE_SHORTS);
+        let cargo_part = command.iter().take_while(|a| *a != "--").count();
         let mut build = vec!["cargo".to_owned(), "bench".to_owned()];
-        let mut filters = Vec::new();
-        for word in cargo_words {
+        // Cargo hands its positional benchmark name to every executable before the rest.
+        let mut executable_words = Vec::new();
+        for word in split_words(
+            &command[2..cargo_part],
+            CARGO_VALUE_OPTIONS,
+            CARGO_VALUE_SHORTS,
+        ) {
             match word {
-                Word::Positional(name) => filters.push(name),
+                Word::Positional(name) => executable_words.push(name),
                 Word::Option(parts) => build.extend(parts),
             }
         }
-        // Cargo hands its positional benchmark name to every executable before the rest.
-        let mut executable_words = filters.clone();
-        executable_words.extend(after);
+        executable_words.extend(command.iter().skip(cargo_part + 1).cloned());
         let mut bench = Self {
             build,
             options: Vec::new(),
@@ -113,9 +114,9 @@ impl CargoBench {
             exact: false,
             dropped: Vec::new(),
         };
-        filters.clear();
+        let mut filters = Vec::new();
         for word in split_words(
-            &executable_words.iter().collect::<Vec<_>>(),
+            &executable_words,
             CRITERION_VALUE_OPTIONS,
             CRITERION_VALUE_SHORTS,
         ) {
@@ -198,7 +199,7 @@ fn option_name(word: &str) -> &str {
 
 /// Splits `words` into options (with the value the next word holds, for the options listed
 /// in `long`/`short`) and positional arguments.
-fn split_words(words: &[&String], long: &[&str], short: &[char]) -> Vec<Word> {
+fn split_words(words: &[String], long: &[&str], short: &[char]) -> Vec<Word> {
     let mut out = Vec::new();
     let mut iter = words.iter();
     while let Some(word) = iter.next() {
@@ -214,7 +215,7 @@ fn split_words(words: &[&String], long: &[&str], short: &[char]) -> Vec<Word> {
         };
         let mut parts = vec![word.to_owned()];
         if takes_next && let Some(value) = iter.next() {
-            parts.push((*value).clone());
+            parts.push(value.clone());
         }
         out.push(Word::Option(parts));
     }

@@ -68,8 +68,6 @@ impl KeptExecutable {
 pub struct SideExecutables {
     /// The bench executables, in the order cargo would run them.
     pub executables: Vec<KeptExecutable>,
-    /// The worktree's crates that were compiled (their roots, relative to the worktree).
-    pub package_dirs: Vec<PathBuf>,
     /// The worktree's files the compiler read for them (their dep-info), relative to the
     /// worktree: sources, and files pulled in with `include_str!` and the like.
     pub sources: std::collections::BTreeSet<PathBuf>,
@@ -211,7 +209,6 @@ pub fn build(
     std::fs::create_dir_all(keep_dir)
         .with_context(|| format!("cannot create {}", keep_dir.display()))?;
     let workspace_root = workspace_root(worktree.as_path(), bench, what)?;
-    let mut package_dirs = Vec::new();
     let mut sources = std::collections::BTreeSet::new();
     let mut executables = Vec::new();
     for message in messages {
@@ -223,12 +220,8 @@ pub fn build(
         else {
             continue;
         };
-        let in_worktree = package_root
-            .strip_prefix(&worktree)
-            .ok()
-            .map(Path::to_path_buf);
         let target = message.target.as_ref();
-        if let Some(relative) = &in_worktree {
+        if package_root.starts_with(&worktree) {
             if message.fresh {
                 bail!(
                     "{what}: cargo reused an earlier build of {} ({}) instead of compiling this side's sources; remove {} and retry",
@@ -236,9 +229,6 @@ pub fn build(
                     package_root.display(),
                     target_dir.display()
                 );
-            }
-            if !package_dirs.contains(relative) {
-                package_dirs.push(relative.clone());
             }
             for file in dep_info_sources(&message.filenames, &workspace_root, what)? {
                 if let Ok(relative) = file.strip_prefix(&worktree) {
@@ -283,7 +273,6 @@ pub fn build(
     }
     Ok(SideExecutables {
         executables: executables.into_iter().map(|(_, e)| e).collect(),
-        package_dirs,
         sources,
     })
 }
@@ -459,8 +448,9 @@ pub fn list(
     Ok(ids)
 }
 
-/// How many of a failed command's last lines of standard error are kept for the report.
-pub const STDERR_TAIL: usize = 12;
+/// How many of a failed command's last lines of standard error are kept: as many as a report
+/// carries.
+const STDERR_TAIL: usize = benchgate_gate::report::MAX_STDERR_TAIL;
 
 /// A bench executable or command that exited unsuccessfully, with the last lines it wrote to
 /// standard error (they say why: a panic, Criterion's refusal of an argument).

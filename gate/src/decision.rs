@@ -389,27 +389,11 @@ pub fn evaluate_with(input: &Input<'_>, policy: &Policy, plan: Plan) -> Decision
         let unit = custom.map(|c| c.unit.as_str());
         let limit = policy.log_limit(id, metric.higher_is_better()).exp();
         let bare = |verdict: Verdict| BenchmarkResult {
-            id: id.to_owned(),
-            metric,
             unit: unit.map(str::to_owned),
-            verdict,
             base_ns: any_base.map(|m| m.median.point),
             head_ns: any_head.map(|m| m.median.point),
             throughput_per_iteration: throughput,
-            ratio: None,
-            limit,
-            noise: None,
-            interval: None,
-            p_slower: None,
-            noise_source: None,
-            uncalibrated: false,
-            rounds: 0,
-            set_aside: 0,
-            bound: None,
-            detectable: None,
-            too_noisy: None,
-            futile: false,
-            quarantined: policy.quarantine_reason(id).map(str::to_owned),
+            ..BenchmarkResult::uncompared(id, metric, verdict, limit, policy)
         };
         let count_event = custom
             .map(|c| c.unit.as_str())
@@ -834,24 +818,22 @@ fn log_variance(estimate: &Estimate) -> f64 {
 const Z_95: f64 = 1.959_963_984_540_054;
 
 impl BenchmarkResult {
-    /// A benchmark that was not measured because base and head built byte-identical
-    /// executables and nothing else it could read changed: the same code on the same inputs,
-    /// a pass with no change, decided without a round.
-    pub fn same_executables(id: &str, policy: &Policy) -> Self {
+    /// A benchmark with `verdict` and nothing compared: no values, ratio or noise.
+    fn uncompared(id: &str, metric: Metric, verdict: Verdict, limit: f64, policy: &Policy) -> Self {
         BenchmarkResult {
             id: id.to_owned(),
-            metric: Metric::Time,
+            metric,
             unit: None,
-            verdict: Verdict::Pass,
+            verdict,
             base_ns: None,
             head_ns: None,
             throughput_per_iteration: None,
-            ratio: Some(1.0),
-            limit: policy.log_limit(id, false).exp(),
+            ratio: None,
+            limit,
             noise: None,
-            interval: Some((1.0, 1.0)),
+            interval: None,
             p_slower: None,
-            noise_source: Some(NoiseSource::SameExecutables),
+            noise_source: None,
             uncalibrated: false,
             rounds: 0,
             set_aside: 0,
@@ -859,7 +841,23 @@ impl BenchmarkResult {
             detectable: None,
             too_noisy: None,
             futile: false,
-            quarantined: None,
+            quarantined: policy.quarantine_reason(id).map(str::to_owned),
+        }
+    }
+
+    /// A benchmark that was not measured because base and head built byte-identical
+    /// executables and nothing else it could read changed: the same code on the same inputs,
+    /// a pass with no change, decided without a round (or ignored, where the policy says so).
+    pub fn same_executables(id: &str, policy: &Policy) -> Self {
+        let limit = policy.log_limit(id, false).exp();
+        if policy.is_ignored(id) {
+            return Self::uncompared(id, Metric::Time, Verdict::Ignored, limit, policy);
+        }
+        BenchmarkResult {
+            ratio: Some(1.0),
+            interval: Some((1.0, 1.0)),
+            noise_source: Some(NoiseSource::SameExecutables),
+            ..Self::uncompared(id, Metric::Time, Verdict::Pass, limit, policy)
         }
     }
 }

@@ -17,7 +17,7 @@ use benchgate_gate::github_text::{
     conclusion, status_description,
 };
 use benchgate_gate::report::{
-    BuiltExecutable, Context, Links, SideBuild, read_summary, render_markdown,
+    BuiltExecutable, Context, Incomplete, Links, SideBuild, read_summary, render_markdown,
     render_markdown_linked, render_text, summary, summary_json,
 };
 use common::{decide_ab, measurement};
@@ -487,6 +487,60 @@ fn a_bad_summary_is_refused_naming_the_field() {
     assert_eq!(
         refuse(&|v| v["confidence"] = 1.5.into()),
         "artifact/perf-summary.json: `confidence`: must lie in (0, 1)"
+    );
+}
+
+#[test]
+fn a_job_that_stopped_early_says_so_and_reads_back_whole() {
+    let (decision, mut context) = ab_regression();
+    context.incomplete = Some(Incomplete {
+        round: 3,
+        side: "head".into(),
+        failure: "`zoo/zoo (bin/head/zoo-1)` failed with exit status: 101".into(),
+        stderr_tail: vec!["thread 'main' panicked at benches/zoo.rs:9:5: gone".into()],
+    });
+    context.notes =
+        vec!["Dependencies: each side built with its own committed `Cargo.lock`.".into()];
+    let markdown = render_markdown(&decision, &context, &Policy::default());
+    let first = markdown.lines().nth(2).unwrap();
+    assert_eq!(
+        first,
+        "⚠️ **Incomplete: round 3 failed on the head side (`zoo/zoo (bin/head/zoo-1)` failed with exit status: 101); the verdicts rest on the 2 complete rounds before it.**"
+    );
+    assert!(
+        markdown.contains("```text\nthread 'main' panicked at benches/zoo.rs:9:5: gone\n```"),
+        "{markdown}"
+    );
+    // The check run's summary (the report up to its first section) carries it too.
+    let check = benchgate_gate::github_text::check_output(&decision, &markdown, None);
+    assert!(
+        check.summary.contains("**Incomplete: round 3"),
+        "{}",
+        check.summary
+    );
+    let json = summary_json(&decision, &context, &Policy::default());
+    let read = read_summary(Path::new("perf-summary.json"), &json.to_string()).unwrap();
+    assert_eq!(read.context, context);
+
+    // A fork's artifact cannot smuggle control characters or a made-up round into the comment.
+    let refuse = |edit: &dyn Fn(&mut serde_json::Value)| {
+        let mut value = json.clone();
+        edit(&mut value);
+        read_summary(Path::new("artifact/perf-summary.json"), &value.to_string())
+            .unwrap_err()
+            .to_string()
+    };
+    assert_eq!(
+        refuse(&|v| v["notes"][0] = "a\u{1b}[2Jb".into()),
+        "artifact/perf-summary.json: `notes[0]`: must be at most 1024 characters without control characters"
+    );
+    assert!(
+        refuse(&|v| v["incomplete"]["stderr_tail"][0] = "x\ry".into())
+            .starts_with("artifact/perf-summary.json: `incomplete`: at most 20 lines")
+    );
+    assert_eq!(
+        refuse(&|v| v["incomplete"]["round"] = 1.into()),
+        "artifact/perf-summary.json: `incomplete.round`: a job that stopped early completed at least its first round"
     );
 }
 

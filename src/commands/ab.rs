@@ -482,14 +482,14 @@ pub(super) fn shared_target_dir(option: Option<&Path>, scratch: &Path) -> anyhow
     }
 }
 
-/// Builds `side`'s bench executables in its worktree and keeps them in `bin`; returns the
-/// directories of the packages built.
+/// Builds `side`'s bench executables in its worktree and keeps them in `bin`, with the worktree
+/// files they were compiled from.
 pub(super) fn build_side(
     side: &mut Side,
     bench: &CargoBench,
     target_dir: &Path,
     bin: &Path,
-) -> anyhow::Result<Vec<PathBuf>> {
+) -> anyhow::Result<()> {
     eprintln!(
         "benchgate: building {} ({})",
         side.name,
@@ -512,7 +512,7 @@ pub(super) fn build_side(
     }
     side.executables = built.executables;
     side.sources = built.sources;
-    Ok(built.package_dirs)
+    Ok(())
 }
 
 /// The rounds run, and each benchmark's verdict as of the look that decided it.
@@ -631,9 +631,9 @@ pub(super) async fn run_rounds(
                 Err(error) if round > 0 => {
                     let failed = error.downcast::<CommandFailed>()?;
                     incomplete = Some(incomplete_round(&failed, round, &side.name));
-                    let complete = round;
+                    // Only complete rounds count: the other side's run of this one is dropped.
                     for side_rounds in &mut rounds {
-                        side_rounds.truncate(complete);
+                        side_rounds.truncate(round);
                     }
                     break 'rounds;
                 }

@@ -102,6 +102,13 @@ pub struct BuiltExecutable {
     pub sha256: String,
 }
 
+/// The benchmark whose change (head against base, above 1 worse) is the largest.
+fn largest_change<'a>(rows: &[&'a BenchmarkResult]) -> Option<&'a BenchmarkResult> {
+    rows.iter()
+        .copied()
+        .max_by(|a, b| a.ratio.unwrap_or(1.0).total_cmp(&b.ratio.unwrap_or(1.0)))
+}
+
 /// When benchmarks left undecided moved further than the worst confirmed regression, the
 /// headline says so: the largest changes are not hidden further down.
 fn larger_unconfirmed(decision: &Decision) -> String {
@@ -118,10 +125,7 @@ fn larger_unconfirmed(decision: &Decision) -> String {
                 && b.ratio.is_some_and(|r| r > worst)
         })
         .collect();
-    match larger
-        .iter()
-        .max_by(|a, b| a.ratio.unwrap_or(1.0).total_cmp(&b.ratio.unwrap_or(1.0)))
-    {
+    match largest_change(&larger) {
         None => String::new(),
         Some(largest) => format!(
             "; {} more possibly slower, up to {}, unconfirmed",
@@ -176,10 +180,7 @@ fn regression_headline(decision: &Decision) -> String {
                 })
                 .collect();
             let undecided = decision.count(Verdict::Inconclusive);
-            match suspected
-                .iter()
-                .max_by(|a, b| a.ratio.unwrap_or(1.0).total_cmp(&b.ratio.unwrap_or(1.0)))
-            {
+            match largest_change(&suspected) {
                 None => format!(
                     "inconclusive: {undecided} of {compared} benchmarks too noisy to decide; none confirmed regressed"
                 ),
