@@ -56,17 +56,12 @@ impl Builds {
 
 /// Compares the two sides' executables; refuses identical executables from differing code
 /// unless `allow_identical`.
-pub fn compare(sides: &[Side], listed: &Listed, allow_identical: bool) -> anyhow::Result<Builds> {
-    let [base, head] = sides else {
-        bail!("internal: a comparison has two sides");
-    };
-    let hashes = |side: &Side| -> BTreeSet<(String, String)> {
-        side.executables
-            .iter()
-            .map(|e| (e.target.clone(), e.sha256.clone()))
-            .collect()
-    };
-    let (base_hashes, head_hashes) = (hashes(base), hashes(head));
+pub fn compare(
+    [base, head]: [&Side; 2],
+    listed: &Listed,
+    allow_identical: bool,
+) -> anyhow::Result<Builds> {
+    let (base_hashes, head_hashes) = (executables(base), executables(head));
     let identical: Vec<String> = base_hashes
         .intersection(&head_hashes)
         .map(|(target, _)| target.clone())
@@ -117,6 +112,19 @@ pub fn compare(sides: &[Side], listed: &Listed, allow_identical: bool) -> anyhow
         all_identical,
         nothing_else_changed: read_at_run_time.is_empty() && listed.same(),
     })
+}
+
+/// Whether both sides built byte-identical executables of the same targets.
+pub fn same_executables([base, head]: [&Side; 2]) -> bool {
+    executables(base) == executables(head)
+}
+
+/// A side's executables: (target, SHA-256).
+fn executables(side: &Side) -> BTreeSet<(String, String)> {
+    side.executables
+        .iter()
+        .map(|e| (e.target.clone(), e.sha256.clone()))
+        .collect()
 }
 
 /// The files that differ between two commits, relative to the repository's top.

@@ -56,7 +56,7 @@ impl Listed {
 /// benchmarks it selects, and with benchgate's exact-id filter in place of the user's they
 /// list the same ones, so later rounds can be narrowed to the undecided benchmarks.
 pub fn check_bench_command(
-    sides: &[Side],
+    sides: [&Side; 2],
     bench: &CargoBench,
     scratch: &Path,
     target_dir: &Path,
@@ -64,7 +64,7 @@ pub fn check_bench_command(
     let home = scratch.join("criterion-list");
     let checking = "checking the bench command before the first round (Criterion's --list)";
     let mut ids: [Vec<String>; 2] = [Vec::new(), Vec::new()];
-    for (i, side) in sides.iter().enumerate().take(2) {
+    for (i, side) in sides.iter().enumerate() {
         ids[i] = side_build::list(&side.executables, bench, None, &home, target_dir)
             .with_context(|| format!("{checking}, {}", side.name))?;
     }
@@ -79,7 +79,7 @@ pub fn check_bench_command(
                 .unwrap_or_default()
         );
     }
-    for (i, side) in sides.iter().enumerate().take(2) {
+    for (i, side) in sides.iter().enumerate() {
         let mine = &listed.ids[i];
         if mine.is_empty() {
             continue;

@@ -385,8 +385,9 @@ async fn ab(args: &Options<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
             let bin = scratch.join("bin").join(&side.name);
             build_side(side, bench, &target_dir, &bin)?;
         }
-        let listed = crate::ab::check_bench_command(&sides, bench, &scratch, &target_dir)?;
-        let builds = crate::ab::identical::compare(&sides, &listed, args.allow_identical_builds)?;
+        let pair = [&sides[0], &sides[1]];
+        let listed = crate::ab::check_bench_command(pair, bench, &scratch, &target_dir)?;
+        let builds = crate::ab::identical::compare(pair, &listed, args.allow_identical_builds)?;
         if let Some(note) = builds.note() {
             eprintln!("benchgate: {note}");
             notes.push(note);

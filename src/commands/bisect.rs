@@ -28,6 +28,7 @@ use serde_json::{Value, json};
 use super::ab::{self, Options, Rounds, Side, Worktree};
 use super::decide::load_policy;
 use super::{Format, StoreArgs};
+use crate::ab::identical;
 use crate::bench_command::CargoBench;
 use crate::environment;
 use crate::github::api::CommitPull;
@@ -600,6 +601,23 @@ async fn probe(
     else {
         bail!("internal: a probed commit was not built");
     };
+    // The same executables with nothing else changed cannot differ in speed: no rounds.
+    if let Some(bench) = &builds.bench
+        && identical::same_executables([base_side, head_side])
+    {
+        let pair = [base_side, head_side];
+        let listed =
+            crate::ab::check_bench_command(pair, bench, &builds.scratch, &builds.target_dir)?;
+        if identical::compare(pair, &listed, true)?.skips_rounds() {
+            eprintln!(
+                "benchgate: probe {} against {}: the same executables, not measured",
+                head.short(),
+                base.short()
+            );
+            let decision = crate::ab::not_measured_decision(&listed.union(), policy);
+            return Ok(summarize(base, head, &decision, only.as_deref()));
+        }
+    }
     let setting = ab::RoundsSetting {
         counts: &[],
         args: &builds.options,

@@ -237,6 +237,12 @@ fn a_range_with_no_real_change_has_no_culprit() {
     let output = bisect(repo.path(), &shas[0], &shas[4], None);
     let document = report(&output);
     assert_eq!(document["outcome"], "no-culprit", "{document:#}");
+    // Only the README changed: the same executables, so the probe needs no round.
+    assert_eq!(document["probes"][0]["rounds"], 0, "{document:#}");
+    assert_eq!(
+        document["probes"][0]["outcome"], "not slower",
+        "{document:#}"
+    );
     assert_eq!(document["causes"], serde_json::json!([]));
     assert_eq!(
         document["probes"].as_array().unwrap().len(),
