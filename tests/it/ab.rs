@@ -126,8 +126,10 @@ fn a_head_that_does_more_work_in_the_benchmarked_crate_is_regressed() {
     );
     assert_not_regressed(&summary, "mix", &err);
     // Adaptive by default: a suspected regression is confirmed by a fourth round before it
-    // fails, and each later round runs only the benchmarks still undecided.
-    assert_eq!(push["rounds"], 4, "{push:#}");
+    // fails (a fifth or later where a busy machine's interference set a round aside), and
+    // each later round runs only the benchmarks still undecided.
+    let push_rounds = push["rounds"].as_u64().unwrap();
+    assert!((4..=8).contains(&push_rounds), "{push:#}");
     assert!(push["bound"]["lower"].as_f64().unwrap() > 1.15, "{push:#}");
     let mix_rounds = verdict_of(&summary, "mix")["rounds"].as_u64().unwrap();
     let stored: Value = serde_json::from_slice(
@@ -148,9 +150,9 @@ fn a_head_that_does_more_work_in_the_benchmarked_crate_is_regressed() {
     assert_eq!(stored.as_array().unwrap().len() as u64, 2 * rounds_run);
     for run in stored.as_array().unwrap() {
         // Round k's runs hold the benchmarks still open at k: both in rounds 1 and 2, and
-        // afterwards push (until round 4) and mix (until its own last round).
+        // afterwards push (until its last round) and mix (until its own).
         let attempt = run["attempt"].as_u64().unwrap();
-        let expected = u64::from(attempt <= 4) + u64::from(attempt <= mix_rounds);
+        let expected = u64::from(attempt <= push_rounds) + u64::from(attempt <= mix_rounds);
         assert_eq!(run["n_benchmarks"], expected, "{stored:#}");
     }
     if mix_rounds == 2 {
