@@ -33,7 +33,7 @@ use benchgate_collector::{Direction, Estimate, Measurement};
 use crate::counts::{self, CountInput};
 
 use crate::noise::{
-    Assessed, Floors, Rounds, assess, fit_prior, observed_variance, others_spread,
+    Assessed, Floors, Rounds, assess, fit_prior, history_floor, observed_variance, others_spread,
     plain_others_spread, robust_spread, shared_spread, undisturbed,
 };
 use crate::policy::{Policy, Statistic};
@@ -481,7 +481,16 @@ pub fn evaluate_with(input: &Input<'_>, policy: &Policy, plan: Plan) -> Decision
         .collect();
     let prior = fit_prior(&observed);
     // How far the others moved: a floor for single-round comparisons.
-    let moves: Vec<f64> = d_values.iter().map(|d| mean(d).abs()).collect();
+    let signed: Vec<f64> = d_values.iter().map(|d| mean(d)).collect();
+    let mut sorted_signed = signed.clone();
+    sorted_signed.sort_by(f64::total_cmp);
+    let machine = history_floor(
+        &candidates
+            .iter()
+            .filter_map(|c| input.history.get(c.id).map(Vec::as_slice))
+            .collect::<Vec<_>>(),
+    );
+    let moves: Vec<f64> = signed.iter().map(|d| d.abs()).collect();
     let mut sorted_moves = moves.clone();
     sorted_moves.sort_by(f64::total_cmp);
 
@@ -491,7 +500,10 @@ pub fn evaluate_with(input: &Input<'_>, policy: &Policy, plan: Plan) -> Decision
                 &rounds_of(j),
                 prior,
                 Floors {
-                    robust: others_spread(&sorted_moves, moves[j]),
+                    robust: others_spread(&sorted_signed, signed[j])
+                        .into_iter()
+                        .chain(machine)
+                        .reduce(f64::max),
                     plain: plain_others_spread(&sorted_moves, moves[j]),
                 },
                 input.history.get(candidates[j].id).map(Vec::as_slice),

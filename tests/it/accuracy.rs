@@ -3,13 +3,15 @@
 //! scripts/record-aa.sh) and the corpus's base/new pairs, with a known slowdown injected into
 //! one head benchmark at a time (every time and sample scaled by 1 + δ). For each mode, machine
 //! state and metric it tallies P(regressed), P(inconclusive) and P(pass) against δ, prints the
-//! table (`cargo test --release --test it accuracy -- --nocapture`) and checks the targets:
+//! table per recording (`cargo test --release --test it accuracy -- --nocapture`) and checks
+//! the targets per machine state (each state's recordings pooled):
 //! - identical code is `regressed` in at most 1% of benchmark comparisons;
 //! - a slowdown at or beyond the limit is `pass` or `warn` at most 5% of the time;
 //! - adaptive A/B decides at least 95% (idle) and 85% (busy) of identical comparisons, in no
 //!   more rounds on average than 3 fixed ones;
 //! - a stored baseline with 10+ runs of history on an idle machine decides at least 90% of
-//!   identical comparisons (both metrics together);
+//!   identical comparisons (both metrics together), also beside one to three other benchmarks
+//!   that really changed in the same run;
 //! - same-job A/B with 3 rounds on an idle machine: at least 90% of identical-code comparisons
 //!   are `pass`, and at least 90% of slowdowns of 1.5 times the limit are `regressed` among
 //!   the benchmarks the gate does not report too noisy to gate at 3 rounds.
@@ -46,6 +48,9 @@ const ADAPTIVE_DECIDED_BUSY: f64 = 0.85;
 /// A stored baseline with at least 10 runs of history, idle: identical code decided, at least.
 const STORED_DECIDED_IDLE: f64 = 0.90;
 const THROUGHPUT_LIMIT: f64 = 1.0 / 0.9 - 1.0;
+/// The real changes made beside the benchmark judged in a stored-baseline comparison: one to
+/// three other benchmarks doing this much more work.
+const OTHERS_MOVED: [&[f64]; 3] = [&[0.71], &[0.71, 0.3], &[0.71, 0.3, 0.2]];
 
 /// The slowdowns injected (as time increases), including each metric's limit and 1.5× it.
 fn deltas() -> Vec<f64> {
@@ -90,6 +95,17 @@ const RECORDINGS: [&str; 4] = ["idle", "busy", "idle-2026-11-26", "busy-2026-11-
 /// Whether a recording's machine was idle (its name says so).
 fn is_idle(state: &str) -> bool {
     state.starts_with("idle")
+}
+
+/// A setting ("<mode>, <recording>") with its recording's day left off: "<mode>, idle".
+fn machine_state_setting(setting: &str) -> String {
+    match setting.rsplit_once(", ") {
+        Some((mode, recording)) => {
+            let state = if is_idle(recording) { "idle" } else { "busy" };
+            format!("{mode}, {state}")
+        }
+        None => setting.to_owned(),
+    }
 }
 
 /// Whether a setting ("<mode>, <state>") was measured on an idle machine.
@@ -179,6 +195,16 @@ impl Tally {
             _ => self.other += 1,
         }
     }
+    fn merge(&mut self, other: &Tally) {
+        self.regressed += other.regressed;
+        self.inconclusive += other.inconclusive;
+        self.pass += other.pass;
+        self.warn += other.warn;
+        self.other += other.other;
+        self.rounds += other.rounds;
+        self.gateable += other.gateable;
+        self.gateable_regressed += other.gateable_regressed;
+    }
     fn n(&self) -> usize {
         self.regressed + self.inconclusive + self.pass + self.warn + self.other
     }
@@ -213,8 +239,8 @@ fn key(delta: f64) -> i64 {
 }
 
 /// One comparison: `base`/`head` rounds; every benchmark judged at δ = 0, then each benchmark
-/// slowed alone at every δ > 0. `other`, when given, is a benchmark really slowed in every head
-/// and left out of the tally.
+/// slowed alone at every δ > 0. `others` are benchmarks really slowed in every head, left out
+/// of the tally.
 fn tally_comparison(
     table: &mut Table,
     policy: &Policy,
@@ -222,7 +248,7 @@ fn tally_comparison(
     base: &[Vec<Measurement>],
     head: &[Vec<Measurement>],
     history: &HashMap<String, Vec<f64>>,
-    other: Option<&str>,
+    others: &[&str],
 ) {
     let mode = if base.len() > 1 {
         Mode::SameJobAb
@@ -239,7 +265,7 @@ fn tally_comparison(
         policy,
     );
     let tallied = |b: &&benchgate_gate::decision::BenchmarkResult| {
-        b.ratio.is_some() && Some(b.id.as_str()) != other
+        b.ratio.is_some() && !others.contains(&b.id.as_str())
     };
     for b in decision.benchmarks.iter().filter(tallied) {
         table
@@ -423,7 +449,7 @@ fn measure_recording(table: &mut Table, policy: &Policy, runs: &[Vec<Measurement
             &base,
             &head,
             &none,
-            None,
+            &[],
         );
     }
     // Adaptive A/B: up to MAX_ROUNDS rounds from consecutive runs.
@@ -447,20 +473,33 @@ fn measure_recording(table: &mut Table, policy: &Policy, runs: &[Vec<Measurement
             &base,
             &head,
             &history,
-            None,
+            &[],
         );
-        // A second real regression in the same run: another benchmark 71% slower (on the idle
-        // machine, where a stored baseline is meant to decide).
-        let other = runs[i + 1][0].id.as_str();
-        if is_idle(state) {
+        // Real changes elsewhere in the same run: one to three other benchmarks doing 20–71%
+        // more work, as a pull request that touches a shared function moves several at once.
+        // The benchmarks beside them must stay decided (on the idle machine, where a stored
+        // baseline is meant to decide; busy, where nothing false may come of it).
+        for moved in OTHERS_MOVED {
+            let n = runs[i + 1].len();
+            let others: Vec<&str> = (0..moved.len())
+                .map(|k| runs[i + 1][(i + 7 * k) % n].id.as_str())
+                .collect();
+            let mut moved_head = runs[i + 1].clone();
+            for (id, delta) in others.iter().zip(moved.iter()) {
+                moved_head = slow_one(&moved_head, id, *delta);
+            }
             tally_comparison(
                 table,
                 policy,
-                &format!("stored baseline + history, another benchmark +71%, {state}"),
+                &format!(
+                    "stored baseline + history, {} other{} moved, {state}",
+                    moved.len(),
+                    if moved.len() == 1 { "" } else { "s" }
+                ),
                 &base,
-                &[slow_one(&runs[i + 1], other, 0.71)],
+                &[moved_head],
                 &history,
-                Some(other),
+                &others,
             );
         }
         tally_comparison(
@@ -470,7 +509,7 @@ fn measure_recording(table: &mut Table, policy: &Policy, runs: &[Vec<Measurement
             &base,
             &head,
             &none,
-            None,
+            &[],
         );
     }
 }
@@ -497,7 +536,7 @@ fn measure_corpus_pairs(table: &mut Table, policy: &Policy) {
             &[base],
             &[new],
             &none,
-            None,
+            &[],
         );
     }
 }
@@ -636,7 +675,17 @@ fn the_gate_meets_its_error_rates_on_real_a_a_data() {
     // round runs the whole suite, and every benchmark's run takes about the same: Criterion's
     // measurement time): setting → (rounds, benchmark comparisons).
     let mut adaptive_rounds: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    // The targets hold per mode, machine state (idle, busy) and metric: each state's recordings
+    // (two days each) are pooled, so that one comparison of the hundred a recording has for a
+    // metric is not by itself 1% (the report shows each recording's own).
+    let mut pooled = Table::new();
     for ((setting, metric, delta), tally) in &table {
+        pooled
+            .entry((machine_state_setting(setting), *metric, *delta))
+            .or_default()
+            .merge(tally);
+    }
+    for ((setting, metric, delta), tally) in &pooled {
         let metric_kind = if *metric == "latency" {
             Metric::Time
         } else {
@@ -675,10 +724,13 @@ fn the_gate_meets_its_error_rates_on_real_a_a_data() {
             suite.0 += tally.rounds;
             suite.1 += tally.n();
         }
-        if setting.starts_with("stored baseline + history, idle") && delta == 0.0 {
-            let pooled = stored_decided.entry(setting.as_str()).or_insert((0, 0));
-            pooled.0 += tally.n() - tally.inconclusive;
-            pooled.1 += tally.n();
+        if setting.starts_with("stored baseline + history")
+            && setting_is_idle(setting)
+            && delta == 0.0
+        {
+            let decided = stored_decided.entry(setting.as_str()).or_insert((0, 0));
+            decided.0 += tally.n() - tally.inconclusive;
+            decided.1 += tally.n();
         }
         if setting.starts_with("A/B") && setting_is_idle(setting) {
             if delta == 0.0 && tally.share(tally.pass) < 0.90 {
