@@ -42,13 +42,13 @@ pub async fn load(store: &Store, budgets: &[Budget]) -> anyhow::Result<Vec<Repos
     }
     // repository → fingerprint → benchmark → points
     let mut tree: BTreeMap<String, HashMap<String, Gathering>> = BTreeMap::new();
-    // (repository, benchmark) → a custom metric's unit
-    let mut units: HashMap<(String, String), String> = HashMap::new();
+    // (repository, benchmark) → a custom metric's unit, and whether higher is better
+    let mut units: HashMap<(String, String), (String, bool)> = HashMap::new();
     for row in rows {
         if let Some(unit) = &row.unit {
             units.insert(
                 (row.repository.clone(), row.benchmark.clone()),
-                unit.clone(),
+                (unit.clone(), row.higher_is_better),
             );
         }
         let machines = tree.entry(row.repository.clone()).or_default();
@@ -79,8 +79,12 @@ pub async fn load(store: &Store, budgets: &[Budget]) -> anyhow::Result<Vec<Repos
                                 .into_iter()
                                 .map(|(benchmark, points)| {
                                     let points = one_per_commit(points);
-                                    let unit =
-                                        units.get(&(name.clone(), benchmark.clone())).cloned();
+                                    let (unit, higher_is_better) = units
+                                        .get(&(name.clone(), benchmark.clone()))
+                                        .cloned()
+                                        .map_or((None, false), |(unit, higher)| {
+                                            (Some(unit), higher)
+                                        });
                                     Series {
                                         // Time budget lines are in ns: a custom metric's chart
                                         // is in its own unit.
@@ -92,6 +96,7 @@ pub async fn load(store: &Store, budgets: &[Budget]) -> anyhow::Result<Vec<Repos
                                         benchmark,
                                         points,
                                         unit,
+                                        higher_is_better,
                                     }
                                 })
                                 .collect(),

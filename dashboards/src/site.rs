@@ -23,6 +23,9 @@ pub struct Series {
     pub budgets: Vec<BudgetLine>,
     /// A custom metric's unit; `None` for Criterion's ns per iteration.
     pub unit: Option<String>,
+    /// Whether a higher value is better (a rate such as `Hz`, a custom bigger-is-better
+    /// metric); `false` for times, where lower is better.
+    pub higher_is_better: bool,
 }
 
 /// One machine (fingerprint) of a repository, with what describes it.
@@ -97,7 +100,7 @@ const DAY_MS: u64 = 24 * 3600 * 1000;
 pub const RECENT: usize = 10;
 
 const STYLE: &str = r#"
-:root { color-scheme: light; --fg: #1f2328; --muted: #59636e; --line: #d1d9e0; --up: #cf222e; --down: #1a7f37; }
+:root { color-scheme: light; --fg: #1f2328; --muted: #59636e; --line: #d1d9e0; --worse: #cf222e; --better: #1a7f37; }
 * { box-sizing: border-box; }
 body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); margin: 0 auto; padding: 12px; max-width: 1100px; }
 h1 { font-size: 1.4em; margin: 0.3em 0; } h2 { font-size: 1.15em; margin: 1.2em 0 0.4em; }
@@ -106,10 +109,10 @@ a { color: #0969da; text-decoration: none; } a:hover { text-decoration: underlin
 .table { overflow-x: auto; } table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: 5px 8px; border-bottom: 1px solid var(--line); white-space: nowrap; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
-.up { color: var(--up); } .down { color: var(--down); } .flat { color: var(--muted); }
+.worse { color: var(--worse); } .better { color: var(--better); } .flat { color: var(--muted); }
 tr.stale td { opacity: 0.6; }
-.badge { display: inline-block; padding: 0 6px; border-radius: 10px; background: #ffebe9; color: var(--up); font-size: 0.85em; }
-.badge.down { background: #dafbe1; color: var(--down); } .badge.neutral { background: #eff2f5; color: var(--fg); }
+.badge { display: inline-block; padding: 0 6px; border-radius: 10px; background: #eff2f5; color: var(--fg); font-size: 0.85em; }
+.badge.worse { background: #ffebe9; color: var(--worse); } .badge.better { background: #dafbe1; color: var(--better); }
 .chart svg { width: 100%; height: auto; } .spark { vertical-align: middle; }
 input[type=search] { width: 100%; max-width: 420px; padding: 6px 8px; font-size: 1em; border: 1px solid var(--line); border-radius: 6px; }
 ul.machines { padding-left: 18px; } code { font-size: 0.9em; }
@@ -141,16 +144,34 @@ fn machine_dir(repository: &str, machine: &Machine) -> String {
     format!("{repository}/{}", short(&machine.fingerprint))
 }
 
-fn percent(ratio: f64) -> String {
+/// Whether a change is worse or better: red or green, and the words to say so.
+fn judged(ratio: f64, higher_is_better: bool) -> (&'static str, String) {
     let change = (ratio - 1.0) * 100.0;
-    let class = if change > 0.5 {
-        "up"
-    } else if change < -0.5 {
-        "down"
+    let worse = if higher_is_better {
+        change < 0.0
     } else {
-        "muted"
+        change > 0.0
     };
-    format!("<span class=\"{class}\">{change:+.1}%</span>")
+    let words = format!(
+        "{:.1}% {} ({})",
+        change.abs(),
+        if change > 0.0 { "higher" } else { "lower" },
+        if worse { "worse" } else { "better" }
+    );
+    (if worse { "worse" } else { "better" }, words)
+}
+
+/// A signed change in percent, coloured by its direction: `higher_is_better` is `None` where
+/// the values mix directions (a suite of times and rates), and then it is not coloured.
+fn percent(ratio: f64, higher_is_better: Option<bool>) -> String {
+    let change = (ratio - 1.0) * 100.0;
+    match higher_is_better {
+        Some(higher) if change.abs() > 0.5 => {
+            let (class, words) = judged(ratio, higher);
+            format!("<span class=\"{class}\" title=\"{words}\">{change:+.1}%</span>")
+        }
+        _ => format!("<span class=\"muted\">{change:+.1}%</span>"),
+    }
 }
 
 /// Runs whose median is a benchmark's typical level, on the index.
@@ -190,9 +211,9 @@ impl Move {
         })
     }
 
-    fn cell(self) -> String {
+    fn cell(self, higher_is_better: bool) -> String {
         if self.beyond_noise {
-            percent(self.ratio)
+            percent(self.ratio, Some(higher_is_better))
         } else {
             format!(
                 "<span class=\"flat\">{:+.1}%</span>",
@@ -663,7 +684,8 @@ fn machine_index(
                 "<li>{} {}: {} <span class=\"muted\">· in {} of {} benchmarks</span></li>",
                 date(step.run.0),
                 commit_link(&repository.name, step.run.1),
-                percent(step.ratio),
+                // The suite's steps are its times' (`SharedRuns`): higher is worse.
+                percent(step.ratio, Some(false)),
                 step.with_change,
                 step.of
             );
@@ -709,31 +731,22 @@ fn machine_index(
             .rev()
             .map(|p| p.value)
             .collect();
-        let custom = row.series.unit.is_some();
-        let class_of = |ratio: f64| match (custom, ratio > 1.0) {
-            (true, _) => "badge neutral",
-            (false, true) => "badge up",
-            (false, false) => "badge down",
+        // Worse is red, better green: a time's worse is higher, a rate's lower.
+        let higher = row.series.higher_is_better;
+        let badge_of = |what: &str, ratio: f64| {
+            let (class, words) = judged(ratio, higher);
+            format!(
+                " <span class=\"badge {class}\" title=\"{what} {words}\">{what} {:+.1}%</span>",
+                (ratio - 1.0) * 100.0
+            )
         };
         let mut badge = row
             .open_change()
             .and_then(|i| row.changes.iter().find(|c| c.index == i))
-            .map(|c| {
-                // Slower is red, faster green; a custom metric's better direction is its own.
-                format!(
-                    " <span class=\"{}\">change {:+.1}%</span>",
-                    class_of(c.ratio),
-                    (c.ratio - 1.0) * 100.0
-                )
-            })
+            .map(|c| badge_of("change", c.ratio))
             .unwrap_or_default();
         if let (Some(ratio), false) = (standing.jump, standing.stale) {
-            let _ = write!(
-                badge,
-                " <span class=\"{}\">newest run {:+.1}%</span>",
-                class_of(ratio),
-                (ratio - 1.0) * 100.0
-            );
+            badge.push_str(&badge_of("newest run", ratio));
         }
         let newest_cell = if standing.stale {
             format!(
@@ -754,8 +767,8 @@ fn machine_index(
             },
             slug(&row.series.benchmark),
             escape(&row.series.benchmark),
-            standing.typical.map_or("—".to_owned(), |m| m.cell()),
-            standing.month.map_or("—".to_owned(), |m| m.cell()),
+            standing.typical.map_or("—".to_owned(), |m| m.cell(higher)),
+            standing.month.map_or("—".to_owned(), |m| m.cell(higher)),
             sparkline_svg(&spark)
         );
     }
@@ -780,6 +793,29 @@ fn row_svg(repository: &Repository, row: &Row<'_>) -> Option<String> {
     )
 }
 
+/// The chart's legend: only what the chart draws, in the series' own terms.
+fn legend(row: &Row<'_>) -> String {
+    let series = row.series;
+    let mut parts = vec![match series.unit.as_deref() {
+        None => "Blue: the median time per iteration of each run, with its interval as a band. Grey: each run's fastest iteration, which is what the gate compares (interference only adds time).".to_owned(),
+        Some(unit) => format!(
+            "Blue: each run's value ({}; {} is better).",
+            escape(unit),
+            if series.higher_is_better { "higher" } else { "lower" }
+        ),
+    }];
+    if !row.changes.is_empty() {
+        parts.push("Red lines: change points, found after taking out what each run shared with this machine's other benchmarks (a slower host moves them all), so their before and after are typical levels.".to_owned());
+    }
+    if series.points.iter().any(|p| p.overridden) {
+        parts.push("Green triangles: runs where a maintainer overrode the gate.".to_owned());
+    }
+    if !series.budgets.is_empty() {
+        parts.push("Orange dashes: budgets.".to_owned());
+    }
+    parts.join(" ")
+}
+
 fn benchmark_page(
     repository: &Repository,
     machine: &Machine,
@@ -796,14 +832,8 @@ fn benchmark_page(
     if let Some(svg) = svg {
         let _ = write!(
             body,
-            "<div class=\"chart\" id=\"chart\">{svg}</div><p class=\"muted\">Blue: the median {} of each run, with its interval as a band. Grey: each run's fastest iteration, which is what the gate compares (interference only adds time). Red lines: change points. Green triangles: runs where a maintainer overrode the gate. Orange dashes: budgets. Change points are found after taking out what each run shared with this machine's other benchmarks (a slower host moves them all), so their before and after are typical levels.</p>",
-            series
-                .unit
-                .as_deref()
-                .map_or("time per iteration".to_owned(), |unit| format!(
-                    "value ({})",
-                    escape(unit)
-                ))
+            "<div class=\"chart\" id=\"chart\">{svg}</div><p class=\"muted\">{}</p>",
+            legend(row)
         );
     }
     body.push_str("<h2>Change points</h2>");
@@ -834,7 +864,7 @@ fn benchmark_page(
                 commit_link(&repository.name, &at.commit),
                 format_measure(change.before, series.unit.as_deref()),
                 format_measure(change.after, series.unit.as_deref()),
-                percent(change.ratio),
+                percent(change.ratio, Some(series.higher_is_better)),
                 // The normal approximation is not exact far in its tail: no false precision.
                 if change.p_value < 1e-3 {
                     "&lt; 0.001".to_owned()
@@ -920,6 +950,7 @@ mod tests {
                     .collect(),
                 budgets: Vec::new(),
                 unit: None,
+                higher_is_better: false,
             })
             .collect();
         Machine {
@@ -929,7 +960,8 @@ mod tests {
         }
     }
 
-    fn index(machine: Machine) -> String {
+    /// The site of `acme/rocket` with `machine` alone: the page whose path `wanted` picks.
+    fn built(machine: Machine, wanted: impl Fn(&str) -> bool) -> String {
         let repository = Repository {
             name: "acme/rocket".to_owned(),
             machines: vec![machine],
@@ -937,9 +969,21 @@ mod tests {
         };
         build(&[repository])
             .into_iter()
-            .find(|(path, _)| path == "acme/rocket/ffffffffffff/index.html")
+            .find(|(path, _)| wanted(path))
             .map(|(_, html)| html)
-            .expect("the machine's index")
+            .expect("the page")
+    }
+
+    fn index(machine: Machine) -> String {
+        built(machine, |path| {
+            path == "acme/rocket/ffffffffffff/index.html"
+        })
+    }
+
+    fn bench_0_page(machine: Machine) -> String {
+        built(machine, |path| {
+            path.contains("/b/bench_0-") && path.ends_with(".html")
+        })
     }
 
     #[test]
@@ -959,8 +1003,9 @@ mod tests {
         );
         assert!(list.contains("in 6 of 6 benchmarks"), "{list}");
         let percent = list
-            .split("<span class=\"up\">+")
+            .split("<span class=\"worse\" title=\"")
             .nth(1)
+            .and_then(|rest| rest.split("\">+").nth(1))
             .and_then(|rest| rest.split('%').next())
             .and_then(|p| p.parse::<f64>().ok())
             .unwrap_or_else(|| panic!("no step in {list}"));
@@ -968,16 +1013,7 @@ mod tests {
         // Without a step, no such list.
         assert!(!index(machine(6, 1.0, 25)).contains("suite-steps"));
         // Each benchmark's page gives the step's run numbers, and no false precision in p.
-        let repository = Repository {
-            name: "acme/rocket".to_owned(),
-            machines: vec![machine(6, 1.2, 25)],
-            bisections: Vec::new(),
-        };
-        let page = build(&[repository])
-            .into_iter()
-            .find(|(path, _)| path.contains("/b/bench_0-") && path.ends_with(".html"))
-            .map(|(_, html)| html)
-            .expect("bench/0's page");
+        let page = bench_0_page(machine(6, 1.2, 25));
         let table = page
             .split("<h2>Change points</h2>")
             .nth(1)
@@ -1012,7 +1048,8 @@ mod tests {
         assert_eq!(rows.len(), 6);
         assert!(rows[0].contains(">bench/0</a>"), "{}", rows[0]);
         assert!(
-            rows[0].contains("<span class=\"badge down\">newest run -85."),
+            rows[0].contains("<span class=\"badge better\" title=\"newest run 85.")
+                && rows[0].contains("% lower (better)\">newest run -85."),
             "{}",
             rows[0]
         );
@@ -1032,22 +1069,82 @@ mod tests {
         }
     }
 
+    /// The machine's benchmarks as rates in `Hz`, where higher is better.
+    fn rates(mut machine: Machine) -> Machine {
+        for series in &mut machine.series {
+            series.unit = Some("Hz".to_owned());
+            series.higher_is_better = true;
+        }
+        machine
+    }
+
+    /// How many `change` badges of `class` the page has, with the words they carry.
+    fn badges(html: &str, class: &str, words: &str) -> usize {
+        html.matches(&format!(
+            "<span class=\"badge {class}\" title=\"change {words}"
+        ))
+        .count()
+    }
+
     #[test]
     fn a_slowdown_is_flagged_red_and_a_speedup_green() {
-        let badges = |html: &str, class: &str| {
-            html.matches(&format!("<span class=\"{class}\">change "))
-                .count()
-        };
         // A step 5 runs before the newest is open: its benchmarks are flagged.
         let slower = index(machine(6, 1.2, 35));
-        assert_eq!(
-            (badges(&slower, "badge up"), badges(&slower, "badge down")),
-            (6, 0)
-        );
+        assert_eq!(badges(&slower, "worse", ""), 6, "{slower}");
+        assert_eq!(badges(&slower, "better", ""), 0);
+        assert_eq!(slower.matches("% higher (worse)\">change +").count(), 6);
         let faster = index(machine(6, 0.8, 35));
         assert_eq!(
-            (badges(&faster, "badge up"), badges(&faster, "badge down")),
+            (badges(&faster, "worse", ""), badges(&faster, "better", "")),
             (0, 6)
         );
+    }
+
+    #[test]
+    fn a_rate_that_drops_is_worse_in_colour_and_words() {
+        // Rates 20% lower: worse, red, and said so, on the badge, the index cells and the
+        // suite's step.
+        let html = index(rates(machine(6, 0.8, 35)));
+        assert_eq!(badges(&html, "worse", ""), 6, "{html}");
+        assert_eq!(badges(&html, "better", ""), 0, "{html}");
+        assert_eq!(
+            html.matches("% lower (worse)\">change -").count(),
+            6,
+            "{html}"
+        );
+        assert!(html.contains("% lower (worse)\">-2"), "{html}");
+        assert!(!html.contains("class=\"better\""), "{html}");
+        // 20% higher: better, green.
+        let html = index(rates(machine(6, 1.2, 35)));
+        assert_eq!(
+            (badges(&html, "worse", ""), badges(&html, "better", "")),
+            (0, 6)
+        );
+        assert_eq!(html.matches("% higher (better)\">change +").count(), 6);
+    }
+
+    #[test]
+    fn the_legend_names_only_what_the_chart_draws() {
+        let flat = bench_0_page(rates(machine(6, 1.0, 0)));
+        assert!(
+            flat.contains("Blue: each run's value (Hz; higher is better)."),
+            "{flat}"
+        );
+        for absent in [
+            "Grey",
+            "Red lines",
+            "Green triangles",
+            "Orange dashes",
+            "only adds time",
+        ] {
+            assert!(!flat.contains(absent), "{absent}: {flat}");
+        }
+        let stepped = bench_0_page(machine(6, 1.2, 25));
+        assert!(
+            stepped.contains("Grey: each run's fastest iteration"),
+            "{stepped}"
+        );
+        assert!(stepped.contains("Red lines: change points"), "{stepped}");
+        assert!(!stepped.contains("Green triangles"), "{stepped}");
     }
 }

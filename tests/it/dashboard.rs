@@ -61,18 +61,18 @@ fn run_chromium(browser: &Path, dir: &Path, page: &Path, args: &[&str]) -> (Stri
     )
 }
 
+/// `benchgate import-history` of the history file `data` as `repo`, into `dir`'s store.
+fn import(dir: &Path, data: &Path, repo: &str) {
+    let output = benchgate(
+        dir,
+        &["import-history", data.to_str().unwrap(), "--repo", repo],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+}
+
 fn site(dir: &Path) -> PathBuf {
     for (data, repo) in [(RUNE, "rune-rs/rune"), (FLAT, "antiguru/flatcontainer")] {
-        let output = benchgate(
-            dir,
-            &[
-                "import-history",
-                corpus(data).to_str().unwrap(),
-                "--repo",
-                repo,
-            ],
-        );
-        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        import(dir, &corpus(data), repo);
     }
     let out = dir.join("site");
     let output = benchgate(dir, &["dashboard", "--out", out.to_str().unwrap()]);
@@ -253,16 +253,7 @@ fn serve_shows_the_same_pages_live() {
 #[test]
 fn time_budgets_on_medians_are_drawn_on_their_charts() {
     let dir = tempfile::tempdir().unwrap();
-    let output = benchgate(
-        dir.path(),
-        &[
-            "import-history",
-            corpus(RUNE).to_str().unwrap(),
-            "--repo",
-            "rune-rs/rune",
-        ],
-    );
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    import(dir.path(), &corpus(RUNE), "rune-rs/rune");
     std::fs::write(
         dir.path().join("benchgate.toml"),
         "[[budget]]\nbenchmark = \"primes/*\"\nbound = \"< 6 ms\"\n\n[[budget]]\nbenchmark = \"primes/rune\"\nstatistic = \"p95\"\nbound = \"< 9 ms\"\n",
@@ -407,16 +398,7 @@ fn a_rebuild_draws_only_the_machines_whose_data_changed() {
         ),
     )
     .unwrap();
-    let output = benchgate(
-        dir.path(),
-        &[
-            "import-history",
-            newer.to_str().unwrap(),
-            "--repo",
-            "rune-rs/rune",
-        ],
-    );
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    import(dir.path(), &newer, "rune-rs/rune");
     let output = benchgate(dir.path(), &["dashboard", "--out", out.to_str().unwrap()]);
     assert!(
         stderr(&output).contains("(1 machine drawn, 1 unchanged)"),
@@ -526,4 +508,69 @@ fn the_trend_read_from_each_runs_packed_view_draws_the_site_its_measurements_dra
             path.display()
         );
     }
+}
+
+/// A throughput history (`MiB/s`, bigger is better: awslabs/mountpoint-s3's, eight runs of
+/// several suites) reads right on the site: a rise is better and green, a drop worse and red,
+/// on every page, in class and in words.
+#[test]
+fn a_rate_is_coloured_by_its_direction_not_its_sign() {
+    let dir = tempfile::tempdir().unwrap();
+    import(
+        dir.path(),
+        &corpus("awslabs__mountpoint-s3/dev/bench/data.js"),
+        "awslabs/mountpoint-s3",
+    );
+    let out = dir.path().join("site");
+    let output = benchgate(dir.path(), &["dashboard", "--out", out.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let mut coloured = Vec::new();
+    for (path, bytes) in files(&out) {
+        if path.extension().is_none_or(|e| e != "html") {
+            continue;
+        }
+        let html = String::from_utf8(bytes).unwrap();
+        for piece in html.split("<span class=\"").skip(1) {
+            let class = piece.split('"').next().unwrap();
+            let judged = class.trim_start_matches("badge ");
+            if judged != "worse" && judged != "better" {
+                continue;
+            }
+            let title = piece
+                .split("title=\"")
+                .nth(1)
+                .unwrap()
+                .split('"')
+                .next()
+                .unwrap();
+            let text = piece.split('>').nth(1).unwrap().split('<').next().unwrap();
+            coloured.push((
+                path.clone(),
+                judged.to_owned(),
+                title.to_owned(),
+                text.to_owned(),
+            ));
+        }
+    }
+    // The newest runs of two benchmarks rose 15.0% and 17.9%, and one took a 4.2% step up.
+    assert!(coloured.len() >= 3, "{coloured:#?}");
+    for (path, judged, title, text) in &coloured {
+        let (sign, words) = if judged == "better" {
+            ('+', "higher (better)")
+        } else {
+            ('-', "lower (worse)")
+        };
+        assert!(
+            text.contains(&format!(" {sign}")) || text.starts_with(sign),
+            "{}: {judged} {text:?}",
+            path.display()
+        );
+        assert!(title.ends_with(words), "{}: {title:?}", path.display());
+    }
+    assert!(
+        coloured
+            .iter()
+            .any(|(_, judged, _, text)| judged == "better" && text == "newest run +17.9%"),
+        "{coloured:#?}"
+    );
 }

@@ -195,6 +195,9 @@ pub struct TrendRow {
     pub min: f64,
     /// A custom metric's unit (then the values are in it, not ns per iteration).
     pub unit: Option<String>,
+    /// Whether a higher value is better (a custom metric that says so: a rate in `Hz`, …);
+    /// `false` for times, where lower is better.
+    pub higher_is_better: bool,
 }
 
 /// One run's value of one benchmark, for trends.

@@ -232,7 +232,7 @@ pub(super) fn decode_gate_view(bytes: &[u8]) -> Option<Vec<Measurement>> {
 
 /// One measurement of a trend, as read from a run's gate view: benchmark id, median, its
 /// interval, the best sample (the `min_point` column) and a custom metric's unit.
-pub(super) type TrendValues = (String, f64, f64, f64, f64, Option<String>);
+pub(super) type TrendValues = (String, f64, f64, f64, f64, Option<String>, bool);
 
 /// A run's trend values from its `runs.gate_view`, in the order its measurements were stored;
 /// `None` when the view does not decode (then the measurements table is read).
@@ -249,7 +249,10 @@ pub(super) fn decode_trend_view(bytes: &[u8]) -> Option<Vec<TrendValues>> {
                     lower,
                     upper,
                     e.best[0],
-                    e.custom.map(|(unit, _)| unit.into_owned()),
+                    e.custom.as_ref().map(|(unit, _)| unit.clone().into_owned()),
+                    e.custom
+                        .as_ref()
+                        .is_some_and(|(_, direction)| direction == "higher"),
                 )
             })
             .collect(),

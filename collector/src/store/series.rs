@@ -178,11 +178,20 @@ impl Store {
                         .map_err(self.db_error())?
                         .into_iter()
                         .collect();
-                type Values = (i64, i64, f64, f64, f64, Option<f64>, Option<String>);
+                type Values = (
+                    i64,
+                    i64,
+                    f64,
+                    f64,
+                    f64,
+                    Option<f64>,
+                    Option<String>,
+                    Option<String>,
+                );
                 for chunk in unpacked.chunks(500) {
                     let measurements: Vec<Values> = in_runs(
                         "SELECT m.run_id, m.benchmark_id, m.median_point, m.median_lower, \
-                         m.median_upper, m.min_point, m.unit FROM measurements m \
+                         m.median_upper, m.min_point, m.unit, m.direction FROM measurements m \
                          WHERE m.run_id IN (",
                         chunk,
                     )
@@ -191,7 +200,8 @@ impl Store {
                     .fetch_all(pool)
                     .await
                     .map_err(self.db_error())?;
-                    for (run, benchmark, median, lower, upper, min, unit) in measurements {
+                    for (run, benchmark, median, lower, upper, min, unit, direction) in measurements
+                    {
                         let Some(&at) = position.get(&run) else {
                             continue;
                         };
@@ -207,6 +217,7 @@ impl Store {
                             upper,
                             min.unwrap_or(median),
                             unit,
+                            direction.as_deref() == Some("higher"),
                         ));
                     }
                 }
@@ -215,7 +226,7 @@ impl Store {
             for ((_, repository, fingerprint, commit, recorded_at_ms, _), values) in
                 runs.iter().zip(per_run)
             {
-                for (benchmark, median, lower, upper, min, unit) in values {
+                for (benchmark, median, lower, upper, min, unit, higher_is_better) in values {
                     out.push(TrendRow {
                         repository: repository.clone(),
                         fingerprint: fingerprint.clone(),
@@ -227,6 +238,7 @@ impl Store {
                         upper,
                         min,
                         unit,
+                        higher_is_better,
                     });
                 }
             }
