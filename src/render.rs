@@ -124,14 +124,20 @@ pub fn run(run: &StoredRun, as_json: bool) -> anyhow::Result<String> {
             .map(|b| format!(" on {b}"))
             .unwrap_or_default()
     )?;
+    // An imported history's machine is known only by its origin ("imported suite NAME").
+    let machine = if run.profile.logical_cores == 0 {
+        run.profile.cpu_brand.clone()
+    } else {
+        format!(
+            "{}, {} cores, {}",
+            run.profile.cpu_brand, run.profile.logical_cores, run.profile.rustc_version
+        )
+    };
     writeln!(
         out,
-        "recorded {} on {} ({}, {} cores, {})",
+        "recorded {} on {} ({machine})",
         timestamp(s.recorded_at),
         s.fingerprint.short(),
-        run.profile.cpu_brand,
-        run.profile.logical_cores,
-        run.profile.rustc_version
     )?;
     writeln!(out)?;
     let rows: Vec<[String; 5]> = run

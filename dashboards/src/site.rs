@@ -425,13 +425,21 @@ fn render(repositories: &[Repository], before: Option<&Built>) -> (Vec<(String, 
             escape(&repository.name)
         );
         for machine in &repository.machines {
+            let newest = machine
+                .series
+                .iter()
+                .filter_map(|s| s.points.last())
+                .map(|p| p.recorded_at_ms)
+                .max();
             let _ = write!(
                 root,
-                "<li><a href=\"{}/index.html\">{}</a> <span class=\"muted\">{} benchmarks · {}</span></li>",
+                "<li><a href=\"{}/index.html\">{}</a> <span class=\"muted\">{} benchmark{} · {}{}</span></li>",
                 escape(&machine_dir(&repository.name, machine)),
                 escape(short(&machine.fingerprint)),
                 machine.series.len(),
-                escape(&describe(machine))
+                if machine.series.len() == 1 { "" } else { "s" },
+                escape(&describe(machine)),
+                newest.map_or(String::new(), |ms| format!(" · newest run {}", date(ms)))
             );
         }
         root.push_str("</ul>");

@@ -37,33 +37,60 @@ pub fn imported_profile() -> HardwareProfile {
     }
 }
 
-/// One run per commit measurement, oldest first. With several suites (several keys under
-/// `entries`, one per machine or benchmark job), the suites' entries of the same commit are one
-/// run whose benchmarks carry their suite (`suite/name`); a commit measured again within a
-/// suite is the next attempt. Each value becomes one sample (the history kept no samples); its
-/// `range` (`± N` or `[low, high]`), when readable, becomes the interval.
+/// The profile of an imported suite's runs: the suite is the machine (a matrix entry's OS,
+/// runner or GPU), its fingerprint from the repository and the suite's name.
+pub fn imported_suite_profile(repository: &RepositoryName, suite: &str) -> HardwareProfile {
+    HardwareProfile {
+        cpu_brand: format!("imported suite {suite}"),
+        runner_image: Some(format!("github-action-benchmark history of {repository}")),
+        ..imported_profile()
+    }
+}
+
+/// What a history's suites (the keys under `entries`) are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Suites {
+    /// Each suite is a machine of its own (a matrix's OS, runner or toolchain): its own
+    /// profile, index and history.
+    Machines,
+    /// The suites ran on one machine: one run per commit, each benchmark's id prefixed with its
+    /// suite (`suite/name`).
+    Prefix,
+}
+
+/// One run per commit measurement, oldest first. A history of one suite is one machine's
+/// (`profile`). With several suites (several keys under `entries`), each suite is its own
+/// machine ([`imported_suite_profile`]) with [`Suites::Machines`]; with [`Suites::Prefix`]
+/// the suites' entries of the same commit are one run on `profile` whose benchmarks carry
+/// their suite (`suite/name`). A commit measured again within a suite is the next attempt.
+/// Each value becomes one sample (the history kept no samples); its `range` (`± N` or
+/// `[low, high]`), when readable, becomes the interval.
 pub fn runs(
     path: &Path,
     repository: &RepositoryName,
     branch: &str,
     profile: &HardwareProfile,
+    mode: Suites,
 ) -> anyhow::Result<Vec<NewRun>> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("{}: cannot read", path.display()))?;
     let entries = history::read(path, &text)?;
     let suites: std::collections::BTreeSet<&str> =
         entries.iter().map(|e| e.suite.as_str()).collect();
-    // (commit, attempt) → the run's index; attempts count per (commit, suite).
+    let machines = suites.len() > 1 && mode == Suites::Machines;
+    let prefixed = suites.len() > 1 && mode == Suites::Prefix;
+    // (machine, commit, attempt) → the run's index; attempts count per (commit, suite).
     let mut attempts: HashMap<(&str, &str), u32> = HashMap::new();
-    let mut index: HashMap<(&str, u32), usize> = HashMap::new();
+    let mut index: HashMap<(&str, &str, u32), usize> = HashMap::new();
     let mut runs: Vec<NewRun> = Vec::new();
     for entry in &entries {
         let attempt = *attempts
             .entry((entry.commit.as_str(), entry.suite.as_str()))
             .and_modify(|a| *a += 1)
             .or_insert(1);
+        let machine = if machines { entry.suite.as_str() } else { "" };
         let run = *index
-            .entry((entry.commit.as_str(), attempt))
+            .entry((machine, entry.commit.as_str(), attempt))
             .or_insert_with(|| runs.len());
         if run == runs.len() {
             runs.push(NewRun {
@@ -75,15 +102,19 @@ pub fn runs(
                     pr_number: None,
                     attempt,
                 },
-                profile: profile.clone(),
+                profile: if machines {
+                    imported_suite_profile(repository, &entry.suite)
+                } else {
+                    profile.clone()
+                },
                 recorded_at: UNIX_EPOCH + Duration::from_millis(entry.date_ms),
                 measurements: Vec::new(),
             });
         }
         let measurements = &mut runs[run].measurements;
         for bench in &entry.benches {
-            // With several suites, a benchmark's id carries its suite.
-            let name = if suites.len() > 1 {
+            // With several suites on one machine, a benchmark's id carries its suite.
+            let name = if prefixed {
                 format!("{}/{}", entry.suite, bench.name)
             } else {
                 bench.name.clone()
@@ -135,6 +166,10 @@ pub struct Args {
     /// `imported` profile of its own, so imported runs are never compared with new ones].
     #[arg(long, value_name = "FILE")]
     fingerprint: Option<std::path::PathBuf>,
+    /// What a history's several suites are: each its own machine, or prefixes of benchmark
+    /// ids on one machine.
+    #[arg(long, value_enum, default_value = "machines")]
+    suites: Suites,
     #[command(flatten)]
     store: super::StoreArgs,
 }
@@ -146,6 +181,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         repo,
         branch,
         fingerprint,
+        suites,
         store,
     } = args;
     let db = store.db;
@@ -154,7 +190,25 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         Some(file) => super::ingest::read_profile_file(file)?,
         None => imported_profile(),
     };
-    let runs = runs(&path, &repository, &branch, &profile)?;
+    let runs = runs(&path, &repository, &branch, &profile, suites)?;
+    let mut machines: Vec<(String, String)> = runs
+        .iter()
+        .map(|r| {
+            (
+                r.profile.fingerprint().short().to_owned(),
+                r.profile.cpu_brand.clone(),
+            )
+        })
+        .collect();
+    machines.sort();
+    machines.dedup();
+    if fingerprint.is_some() && machines.len() > 1 {
+        anyhow::bail!(
+            "{}: {} suites, each imported as a machine of its own, but --fingerprint names one machine; pass --suites prefix to store them all on it",
+            path.display(),
+            machines.len()
+        );
+    }
     let store = Store::connect(&db).await?;
     // One transaction: a run that cannot be stored leaves the store as it was.
     let outcome = store.ingest_all(&runs).await;
@@ -164,11 +218,22 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         .iter()
         .filter(|o| matches!(o, IngestOutcome::Created(_)))
         .count();
-    eprintln!(
-        "benchgate: imported {} runs of {repository} from {} ({created} new), fingerprint {}",
-        runs.len(),
-        path.display(),
-        profile.fingerprint().short()
-    );
+    match machines.as_slice() {
+        [(fingerprint, _)] => eprintln!(
+            "benchgate: imported {} runs of {repository} from {} ({created} new), fingerprint {fingerprint}",
+            runs.len(),
+            path.display(),
+        ),
+        _ => {
+            eprintln!(
+                "benchgate: imported {} runs of {repository} from {} ({created} new), one machine per suite (--suites prefix for one machine):",
+                runs.len(),
+                path.display(),
+            );
+            for (fingerprint, brand) in &machines {
+                eprintln!("  {fingerprint}  {brand}");
+            }
+        }
+    }
     Ok(0)
 }

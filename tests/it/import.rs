@@ -228,7 +228,7 @@ fn custom_tools_import_with_their_units_and_direction() {
 }
 
 #[test]
-fn a_history_of_two_suites_is_one_run_per_commit_with_the_suite_in_each_id() {
+fn each_suite_of_a_history_is_a_machine_of_its_own() {
     // hyper: `pipeline` (1 benchmark) and `end_to_end` (14) measured the same 12 commits.
     let dir = tempfile::tempdir().unwrap();
     let output = import(
@@ -236,6 +236,61 @@ fn a_history_of_two_suites_is_one_run_per_commit_with_the_suite_in_each_id() {
         "hyperium__hyper/dev/bench/data.js",
         "hyperium/hyper",
     );
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{err}");
+    assert!(err.contains("imported 24 runs"), "{err}");
+    assert!(err.contains("one machine per suite"), "{err}");
+    let runs = json(&benchgate(dir.path(), &["runs", "--format", "json"]));
+    let runs = runs.as_array().unwrap();
+    assert_eq!(runs.len(), 24);
+    assert!(runs.iter().all(|r| r["attempt"] == 1));
+    // Two machines, twelve runs each, the suite's benchmarks without a prefix.
+    let mut per_machine: std::collections::BTreeMap<&str, Vec<u64>> = Default::default();
+    for run in runs {
+        per_machine
+            .entry(run["fingerprint"].as_str().unwrap())
+            .or_default()
+            .push(run["n_benchmarks"].as_u64().unwrap());
+    }
+    assert_eq!(per_machine.len(), 2, "{per_machine:?}");
+    let mut sizes: Vec<(usize, u64)> = per_machine.values().map(|n| (n.len(), n[0])).collect();
+    sizes.sort_unstable();
+    assert_eq!(sizes, vec![(12, 1), (12, 14)]);
+    for fingerprint in per_machine.keys() {
+        assert!(err.contains(&fingerprint[..12]), "{err}");
+    }
+    // `show` names the machine by its suite, not as "0 cores, unknown".
+    let shown = stdout(&benchgate(dir.path(), &["show", "latest"]));
+    assert!(shown.contains("(imported suite "), "{shown}");
+    assert!(!shown.contains("0 cores"), "{shown}");
+    // The site's root lists both machines.
+    let out = dir.path().join("site");
+    let output = benchgate(dir.path(), &["dashboard", "--out", out.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let root = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(
+        root.contains("14 benchmarks · imported suite end_to_end · newest run 2026-08-"),
+        "{root}"
+    );
+    assert!(
+        root.contains("1 benchmark · imported suite pipeline · newest run 2026-08-"),
+        "{root}"
+    );
+}
+
+#[test]
+fn with_suites_as_prefixes_a_history_is_one_run_per_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = corpus("hyperium__hyper/dev/bench/data.js");
+    let prefixed = [
+        "import-history",
+        data.to_str().unwrap(),
+        "--repo",
+        "hyperium/hyper",
+        "--suites",
+        "prefix",
+    ];
+    let output = benchgate(dir.path(), &prefixed);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(
         stderr(&output).contains("imported 12 runs"),
@@ -244,7 +299,6 @@ fn a_history_of_two_suites_is_one_run_per_commit_with_the_suite_in_each_id() {
     );
     let runs = json(&benchgate(dir.path(), &["runs", "--format", "json"]));
     assert_eq!(runs.as_array().unwrap().len(), 12);
-    assert!(runs.as_array().unwrap().iter().all(|r| r["attempt"] == 1));
     let measurements = latest_measurements(dir.path());
     assert_eq!(measurements.len(), 15);
     let hello = measurements
@@ -257,6 +311,24 @@ fn a_history_of_two_suites_is_one_run_per_commit_with_the_suite_in_each_id() {
             .iter()
             .any(|m| m["id"] == "end_to_end/http1_consecutive_x1_both_100kb")
     );
+    // One machine named by --fingerprint cannot be two suites' machines: said, nothing stored.
+    let profile = dir.path().join("profile.json");
+    let output = benchgate(dir.path(), &["fingerprint", "--format", "json"]);
+    std::fs::write(&profile, &output.stdout).unwrap();
+    let other = tempfile::tempdir().unwrap();
+    let output = benchgate(
+        other.path(),
+        &[
+            "import-history",
+            data.to_str().unwrap(),
+            "--repo",
+            "hyperium/hyper",
+            "--fingerprint",
+            profile.to_str().unwrap(),
+        ],
+    );
+    assert_refused(&output, &["data.js", "2 suites", "--suites prefix"]);
+    assert!(!other.path().join(".benchgate/benchgate.db").exists());
 }
 
 #[test]
