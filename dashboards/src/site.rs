@@ -1132,6 +1132,51 @@ mod tests {
     }
 
     #[test]
+    fn no_number_on_the_site_is_in_scientific_notation() {
+        // Rates around 10⁸ Hz, with a step: values, ticks, tooltips, change points, runs.
+        let mut machine = rates(machine(6, 0.7, 30));
+        for series in &mut machine.series {
+            for point in &mut series.points {
+                for value in [
+                    &mut point.value,
+                    &mut point.lower,
+                    &mut point.upper,
+                    &mut point.fastest,
+                ] {
+                    *value *= 93_480.0;
+                }
+            }
+        }
+        let repository = Repository {
+            name: "acme/rocket".to_owned(),
+            machines: vec![machine],
+            bisections: Vec::new(),
+        };
+        let pages = build(&[repository]);
+        let mut megahertz = 0;
+        for (path, html) in &pages {
+            let bytes = html.as_bytes();
+            for (i, _) in html.match_indices('e') {
+                let digit = |j: usize| bytes.get(j).is_some_and(u8::is_ascii_digit);
+                let exponent = digit(i + 1)
+                    || (matches!(bytes.get(i + 1), Some(b'+' | b'-')) && digit(i + 2));
+                // A colour (`#59636e`) is no number.
+                let start = html[..i]
+                    .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '.'))
+                    .map_or(0, |j| j + 1);
+                let colour = start > 0 && bytes[start - 1] == b'#';
+                assert!(
+                    colour || !(i > 0 && digit(i - 1) && exponent),
+                    "{path}: {}",
+                    &html[i.saturating_sub(20)..(i + 10).min(html.len())]
+                );
+            }
+            megahertz += html.matches(" MHz").count();
+        }
+        assert!(megahertz > 100, "{megahertz}");
+    }
+
+    #[test]
     fn the_legend_names_only_what_the_chart_draws() {
         let flat = bench_0_page(rates(machine(6, 1.0, 0)));
         assert!(

@@ -380,24 +380,75 @@ pub fn format_measure(value: f64, unit: Option<&str>) -> String {
         "µs" | "μs" | "us" => 1e3,
         "ms" => 1e6,
         "s" => 1e9,
-        _ => return format!("{} {unit}", format_value(value)),
+        _ => return with_si_prefix(value, unit),
     };
     format_ns(value * ns_per_unit)
 }
 
-/// A custom metric's value: four significant digits, no exponent for everyday magnitudes.
-pub fn format_value(value: f64) -> String {
-    let magnitude = if value == 0.0 {
+/// A custom metric's value in its unit, four significant digits: an SI prefix beyond a million
+/// or below a thousandth (`93.48 MHz`, `2.500 µs/op`), never an exponent. A unit that already
+/// starts with a binary prefix (`MiB/s`) keeps its own: the SI one stands apart from it.
+pub fn with_si_prefix(value: f64, unit: &str) -> String {
+    const PREFIXES: [(&str, i32); 10] = [
+        ("E", 18),
+        ("P", 15),
+        ("T", 12),
+        ("G", 9),
+        ("M", 6),
+        ("m", -3),
+        ("µ", -6),
+        ("n", -9),
+        ("p", -12),
+        ("f", -15),
+    ];
+    let magnitude = if value == 0.0 || !value.is_finite() {
         0
     } else {
         value.abs().log10().floor() as i32
     };
-    if (-3..6).contains(&magnitude) {
-        let decimals = (3 - magnitude).max(0) as usize;
-        format!("{value:.decimals$}")
+    let (scaled, prefix) = if (-3..6).contains(&magnitude) {
+        (value, "")
     } else {
-        format!("{value:.3e}")
+        PREFIXES
+            .iter()
+            .find(|(_, power)| magnitude >= *power)
+            .or(PREFIXES.last())
+            .map_or((value, ""), |(prefix, power)| {
+                (value / 10f64.powi(*power), *prefix)
+            })
+    };
+    let number = format_value(scaled);
+    let binary = unit.len() > 1 && unit.as_bytes().get(1) == Some(&b'i');
+    match (prefix, binary) {
+        ("", _) => format!("{number} {unit}"),
+        (prefix, true) => format!("{number} {prefix} {unit}"),
+        (prefix, false) => format!("{number} {prefix}{unit}"),
     }
+}
+
+/// A plain number of everyday magnitude: four significant digits, thousands grouped
+/// (`123,456`), never an exponent (see [`with_si_prefix`] for the rest).
+pub fn format_value(value: f64) -> String {
+    let magnitude = if value == 0.0 || !value.is_finite() {
+        0
+    } else {
+        value.abs().log10().floor() as i32
+    };
+    let decimals = (3 - magnitude).max(0) as usize;
+    let text = format!("{value:.decimals$}");
+    if magnitude < 3 {
+        return text;
+    }
+    // Group the integer digits by thousands.
+    let (sign, digits) = text.strip_prefix('-').map_or(("", text.as_str()), |d| ("-", d));
+    let mut grouped = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(digit);
+    }
+    format!("{sign}{grouped}")
 }
 
 fn row(b: &BenchmarkResult, with_verdict: bool) -> Vec<String> {
@@ -849,8 +900,8 @@ fn budget_value(value: f64, unit: &str) -> String {
                 .map_or((value, ""), |(prefix, scale)| (value / scale, prefix));
             format!("{scaled:.3} {prefix}elem/s")
         }
-        // A custom metric's own unit (`conn/s`, `%`): the value as it was given.
-        other => format!("{} {other}", format_value(value)),
+        // A custom metric's own unit (`conn/s`, `%`).
+        other => with_si_prefix(value, other),
     }
 }
 
@@ -1140,4 +1191,30 @@ pub fn render_text(decision: &Decision, context: &Context, policy: &Policy, colo
     unjudged_note(&mut note, decision);
     out.push_str(&note.replace('`', ""));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn custom_values_read_with_si_prefixes_never_an_exponent() {
+        // The Hz history's values and axis ticks (github-action-benchmark, `customBiggerIsBetter`).
+        assert_eq!(format_measure(93_480_000.0, Some("Hz")), "93.48 MHz");
+        assert_eq!(format_measure(8_886_000.0, Some("Hz")), "8.886 MHz");
+        assert_eq!(format_measure(2.5e9, Some("ops/sec")), "2.500 Gops/sec");
+        assert_eq!(format_measure(1.5e6, Some("MiB/s")), "1.500 M MiB/s");
+        assert_eq!(format_measure(123_456.0, Some("Hz")), "123,456 Hz");
+        assert_eq!(format_measure(-4_321.0, Some("B")), "-4,321 B");
+        assert_eq!(format_measure(512.25, Some("MiB")), "512.2 MiB");
+        assert_eq!(format_measure(0.0025, Some("s/op")), "0.002500 s/op");
+        assert_eq!(format_measure(0.000_025, Some("s/op")), "25.00 µs/op");
+        assert_eq!(format_measure(0.0, Some("%")), "0.000 %");
+        // Times keep their own units.
+        assert_eq!(format_measure(2.0, Some("ms")), format_ns(2e6));
+        for value in [1e-20, 3e-9, 7e7, 9.9e20] {
+            let text = format_measure(value, Some("Hz"));
+            assert!(!text.contains('e'), "{value}: {text}");
+        }
+    }
 }
