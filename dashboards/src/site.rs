@@ -300,6 +300,30 @@ impl Row<'_> {
             .find(|c| c.index + RECENT >= n)
             .map(|c| c.index)
     }
+
+    /// Where the row sorts on its machine's index: 0 for a flagged move for the worse (a
+    /// recent change point or a newest run far off), 1 for one for the better, 2 for the
+    /// rest, 3 for a benchmark no longer run.
+    fn urgency(&self, standing: &Standing) -> u8 {
+        if standing.stale {
+            return 3;
+        }
+        let step = self
+            .open_change()
+            .and_then(|i| self.changes.iter().find(|c| c.index == i))
+            .map(|c| c.ratio);
+        let moves: Vec<f64> = step.into_iter().chain(standing.jump).collect();
+        if moves.is_empty() {
+            2
+        } else if moves
+            .iter()
+            .any(|ratio| judged(*ratio, self.series.higher_is_better).0 == "worse")
+        {
+            0
+        } else {
+            1
+        }
+    }
 }
 
 /// Each benchmark's change points on `machine`, in the order of its series, as its pages show
@@ -711,14 +735,11 @@ fn machine_index(
     let standing: Vec<Standing> = rows.iter().map(|row| standing(row, newest)).collect();
     let mut ordered: Vec<(&Row<'_>, &Standing)> = rows.iter().zip(&standing).collect();
     // What needs a look first (a recent change point, or a newest run far off its typical
-    // level), the largest move first; benchmarks no longer run last.
+    // level): for the worse before for the better, the largest move first; benchmarks no
+    // longer run last.
     ordered.sort_by(|(a, sa), (b, sb)| {
-        let urgent = |row: &Row<'_>, s: &Standing| {
-            !s.stale && (row.open_change().is_some() || s.jump.is_some())
-        };
-        sa.stale
-            .cmp(&sb.stale)
-            .then_with(|| urgent(b, sb).cmp(&urgent(a, sa)))
+        a.urgency(sa)
+            .cmp(&b.urgency(sb))
             .then_with(|| sb.size().total_cmp(&sa.size()))
             .then_with(|| a.series.benchmark.cmp(&b.series.benchmark))
     });
@@ -1132,6 +1153,33 @@ mod tests {
     }
 
     #[test]
+    fn the_newest_move_for_the_worse_comes_first_whichever_way_is_worse() {
+        // bench/2's newest run is 30% lower, bench/4's 60% higher: the larger move is bench/4's.
+        let moved = |rates_too: bool| {
+            let mut m = machine(6, 1.0, 0);
+            if rates_too {
+                m = rates(m);
+            }
+            for (b, factor) in [(2, 0.7), (4, 1.6)] {
+                if let Some(last) = m.series[b].points.last_mut() {
+                    last.value *= factor;
+                }
+            }
+            let html = index(m);
+            let body = html.split("<tbody>").nth(1).expect("a table").to_owned();
+            body.split("</tr>")
+                .filter_map(|r| r.split("\">bench/").nth(1))
+                .map(|r| r.chars().next().unwrap_or('?'))
+                .take(2)
+                .collect::<String>()
+        };
+        // Times: higher is worse, so bench/4 first; rates: lower is worse, so bench/2 first,
+        // ahead of the larger move for the better.
+        assert_eq!(moved(false), "42");
+        assert_eq!(moved(true), "24");
+    }
+
+    #[test]
     fn no_number_on_the_site_is_in_scientific_notation() {
         // Rates around 10⁸ Hz, with a step: values, ticks, tooltips, change points, runs.
         let mut machine = rates(machine(6, 0.7, 30));
@@ -1158,8 +1206,8 @@ mod tests {
             let bytes = html.as_bytes();
             for (i, _) in html.match_indices('e') {
                 let digit = |j: usize| bytes.get(j).is_some_and(u8::is_ascii_digit);
-                let exponent = digit(i + 1)
-                    || (matches!(bytes.get(i + 1), Some(b'+' | b'-')) && digit(i + 2));
+                let exponent =
+                    digit(i + 1) || (matches!(bytes.get(i + 1), Some(b'+' | b'-')) && digit(i + 2));
                 // A colour (`#59636e`) is no number.
                 let start = html[..i]
                     .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '.'))
