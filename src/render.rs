@@ -64,7 +64,7 @@ pub fn runs(runs: &[RunSummary], as_json: bool) -> anyhow::Result<String> {
     if runs.is_empty() {
         return Ok("no runs stored yet; add one with `benchgate ingest`\n".to_owned());
     }
-    let rows: Vec<[String; 8]> = runs
+    let rows: Vec<[String; 9]> = runs
         .iter()
         .map(|r| {
             [
@@ -76,6 +76,7 @@ pub fn runs(runs: &[RunSummary], as_json: bool) -> anyhow::Result<String> {
                     Some(pr) => format!("{} #{pr}", r.meta.kind),
                     None => r.meta.kind.to_string(),
                 },
+                r.meta.attempt.to_string(),
                 r.fingerprint.short().to_owned(),
                 timestamp(r.recorded_at),
                 r.n_benchmarks.to_string(),
@@ -88,6 +89,7 @@ pub fn runs(runs: &[RunSummary], as_json: bool) -> anyhow::Result<String> {
         "COMMIT",
         "BRANCH",
         "KIND",
+        "ATTEMPT",
         "FINGERPRINT",
         "RECORDED",
         "BENCHMARKS",

@@ -264,3 +264,12 @@ pub async fn run(command: Command) -> anyhow::Result<u8> {
         Command::Prune(args) => prune::run(args).await,
     }
 }
+
+/// A `--repo OWNER/NAME` filter, parsed.
+pub fn repo_filter(
+    repo: Option<&str>,
+) -> anyhow::Result<Option<benchgate_collector::RepositoryName>> {
+    repo.map(benchgate_collector::RepositoryName::parse)
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("--repo: {e}"))
+}

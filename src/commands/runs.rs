@@ -1,6 +1,6 @@
 //! `benchgate runs`: the stored runs, one line each, optionally filtered and limited.
 
-use benchgate_collector::{RepositoryName, RunKind};
+use benchgate_collector::RunKind;
 
 use super::{Format, KindArg, StoreArgs};
 use crate::render;
@@ -22,19 +22,21 @@ pub struct Args {
     /// Only the runs of this branch.
     #[arg(long)]
     branch: Option<String>,
-    /// Only the newest N runs (after the filters), still listed oldest first.
-    #[arg(long, value_name = "N")]
+    /// Only the newest N runs (after the filters), still listed oldest first [default: 20 in
+    /// the text listing; every run as JSON].
+    #[arg(long, value_name = "N", conflicts_with = "all")]
     limit: Option<usize>,
+    /// Every run, in the text listing too.
+    #[arg(long)]
+    all: bool,
 }
+
+/// The runs the text listing shows when neither `--limit` nor `--all` says otherwise.
+pub const DEFAULT_LISTED: usize = 20;
 
 /// Lists the stored runs.
 pub async fn run(args: Args) -> anyhow::Result<u8> {
-    let repository = args
-        .repo
-        .as_deref()
-        .map(RepositoryName::parse)
-        .transpose()
-        .map_err(|e| anyhow::anyhow!("--repo: {e}"))?;
+    let repository = super::repo_filter(args.repo.as_deref())?;
     let kind = args.kind.map(RunKind::from);
     let store = args.store.open_existing().await?;
     let runs = store.list_runs().await;
@@ -53,10 +55,23 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
                 .is_none_or(|b| r.meta.branch.as_deref() == Some(b))
         })
         .collect();
-    if let Some(limit) = args.limit {
+    let as_json = args.format == Format::Json;
+    let limit = match (args.limit, args.all, as_json) {
+        (Some(limit), _, _) => Some(limit),
+        (None, false, false) => Some(DEFAULT_LISTED),
+        (None, _, _) => None,
+    };
+    let matched = runs.len();
+    if let Some(limit) = limit {
         runs.sort_by_key(|r| (r.recorded_at, r.id.get()));
         runs.drain(..runs.len().saturating_sub(limit));
     }
-    print!("{}", render::runs(&runs, args.format == Format::Json)?);
+    print!("{}", render::runs(&runs, as_json)?);
+    if !as_json && runs.len() < matched {
+        eprintln!(
+            "benchgate: the newest {} of {matched} runs; --all lists every one, --limit N the newest N",
+            runs.len()
+        );
+    }
     Ok(0)
 }

@@ -61,6 +61,46 @@ fn a_github_action_benchmark_history_becomes_runs() {
     assert_eq!(rhai["median"]["point"], 12310175.0);
     assert_eq!(rhai["median"]["lower"], 12310175.0 - 123815.0);
     assert_eq!(rhai["median"]["upper"], 12310175.0 + 123815.0);
+
+    // The text listing: the newest 20, oldest first, saying so; --all and --limit N.
+    let listed = benchgate(dir.path(), &["runs"]);
+    let text = stdout(&listed);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 21, "{text}");
+    assert!(lines[0].contains(" ATTEMPT "), "{}", lines[0]);
+    assert!(lines[20].contains("54fe7cb8eaa3"), "{text}");
+    assert!(
+        stderr(&listed).contains("the newest 20 of 411 runs; --all lists every one"),
+        "{}",
+        stderr(&listed)
+    );
+    let every = stdout(&benchgate(dir.path(), &["runs", "--all"]));
+    assert_eq!(every.lines().count(), 412);
+    let attempts: Vec<&str> = every
+        .lines()
+        .filter(|l| l.contains("4fc03953d589"))
+        .map(|l| l.split_whitespace().nth(5).unwrap())
+        .collect();
+    assert_eq!(attempts, vec!["1", "2"], "{every}");
+    assert_eq!(
+        stdout(&benchgate(dir.path(), &["runs", "--limit", "5"]))
+            .lines()
+            .count(),
+        6
+    );
+    // `show latest --repo`: that repository's newest run, or a clear refusal.
+    let shown = stdout(&benchgate(
+        dir.path(),
+        &["show", "latest", "--repo", "rune-rs/rune"],
+    ));
+    assert!(
+        shown.starts_with("run 411: rune-rs/rune@54fe7cb8eaa3"),
+        "{shown}"
+    );
+    assert_refused(
+        &benchgate(dir.path(), &["show", "latest", "--repo", "acme/rocket"]),
+        &["no runs of acme/rocket stored"],
+    );
 }
 
 #[test]
