@@ -122,8 +122,9 @@ pub fn check_output(
     markdown: &str,
     overriding: Option<&OverrideNote>,
 ) -> CheckOutput {
-    // The summary is the report up to its first table: the headline and the paragraph that
-    // says how the comparison was made and how sure the gate is.
+    // The summary is the report up to its first table (the headline and the paragraph that
+    // says how the comparison was made), then how sure the gate is: the counts and the worst
+    // regressions' bounds.
     let intro_end = markdown.find("\n### ").map_or(markdown.len(), |i| i + 1);
     let intro_end = markdown[..intro_end]
         .find("\n<details>")
@@ -134,6 +135,8 @@ pub fn check_output(
         summary.push('\n');
     }
     summary.push_str(markdown[..intro_end].trim_end());
+    summary.push_str("\n\n");
+    summary.push_str(&crate::report::verdict_line(decision));
     summary.push('\n');
     CheckOutput {
         title: check_title(decision, overriding),

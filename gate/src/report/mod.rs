@@ -440,7 +440,9 @@ pub fn format_value(value: f64) -> String {
         return text;
     }
     // Group the integer digits by thousands.
-    let (sign, digits) = text.strip_prefix('-').map_or(("", text.as_str()), |d| ("-", d));
+    let (sign, digits) = text
+        .strip_prefix('-')
+        .map_or(("", text.as_str()), |d| ("-", d));
     let mut grouped = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, digit) in digits.chars().enumerate() {
         if i > 0 && (digits.len() - i) % 3 == 0 {
@@ -670,6 +672,70 @@ fn unjudged_note(out: &mut String, decision: &Decision) {
         decision.unjudged.len(),
         events.join(", ")
     );
+}
+
+/// How many regressed benchmarks [`verdict_line`] names with their bounds, at most.
+pub const BOUNDS_NAMED: usize = 3;
+
+/// One line of how sure the verdict is, for the check run's summary: the count of every
+/// section, and the worst regressions with the bound each rests on
+/// ("`parse/json` ≥ 22.1% slower").
+pub fn verdict_line(decision: &Decision) -> String {
+    let count = |wanted: &dyn Fn(&BenchmarkResult) -> bool| {
+        decision.benchmarks.iter().filter(|b| wanted(b)).count()
+    };
+    let sections: [(&str, usize); 9] = [
+        ("regressed", count(&|b| b.verdict == Verdict::Regressed)),
+        (
+            "inconclusive",
+            count(&|b| b.verdict == Verdict::Inconclusive && !is_too_noisy(b)),
+        ),
+        ("too noisy to gate", count(&is_too_noisy)),
+        ("warned", count(&|b| b.verdict == Verdict::Warn)),
+        ("improved", count(&|b| b.verdict == Verdict::Improved)),
+        ("passed", count(&|b| b.verdict == Verdict::Pass)),
+        ("new", count(&|b| b.verdict == Verdict::New)),
+        ("missing", count(&|b| b.verdict == Verdict::Missing)),
+        ("ignored", count(&|b| b.verdict == Verdict::Ignored)),
+    ];
+    let counted: Vec<String> = sections
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(name, n)| format!("{n} {name}"))
+        .collect();
+    let mut line = format!(
+        "**{} benchmark{}:** {}.",
+        decision.benchmarks.len(),
+        if decision.benchmarks.len() == 1 { "" } else { "s" },
+        counted.join(" · ")
+    );
+    let mut regressed: Vec<&BenchmarkResult> = decision
+        .benchmarks
+        .iter()
+        .filter(|b| b.verdict == Verdict::Regressed)
+        .collect();
+    regressed.sort_by(|a, b| {
+        let lower = |r: &BenchmarkResult| r.bound.and_then(|b| b.lower).unwrap_or(0.0);
+        lower(b).total_cmp(&lower(a)).then_with(|| a.id.cmp(&b.id))
+    });
+    if !regressed.is_empty() {
+        let named: Vec<String> = regressed
+            .iter()
+            .take(BOUNDS_NAMED)
+            .map(|b| format!("`{}` {}", b.id.replace('`', "'"), bound_text(b)))
+            .collect();
+        let _ = write!(
+            line,
+            " Slower at least (the bound each regression rests on): {}{}.",
+            named.join(", "),
+            if regressed.len() > BOUNDS_NAMED {
+                format!(" and {} more", regressed.len() - BOUNDS_NAMED)
+            } else {
+                String::new()
+            }
+        );
+    }
+    line
 }
 
 /// `perf-summary.md`: what the PR comment carries, without links.
