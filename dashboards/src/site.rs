@@ -116,6 +116,11 @@ tr.stale td { opacity: 0.6; }
 .chart svg { width: 100%; height: auto; } .spark { vertical-align: middle; }
 input[type=search] { width: 100%; max-width: 420px; padding: 6px 8px; font-size: 1em; border: 1px solid var(--line); border-radius: 6px; }
 ul.machines { padding-left: 18px; } code { font-size: 0.9em; }
+#benchmarks td:first-child { white-space: normal; overflow-wrap: anywhere; } .badge { white-space: nowrap; }
+@media (max-width: 600px) {
+  body { padding: 8px; } th, td { padding: 4px 5px; }
+  #benchmarks th:nth-child(n+4), #benchmarks td:nth-child(n+4) { display: none; }
+}
 "#;
 
 fn escape(text: &str) -> String {
@@ -369,8 +374,9 @@ fn changes_of(machine: &Machine, shared: &SharedRuns, config: &Config) -> Vec<Ve
 pub type Built = BTreeMap<String, String>;
 
 /// Bumped whenever what a machine's pages show changes for the same data (a new column, a new
-/// chart), so a site built by an older benchgate is redrawn whole.
-const PAGES_FORMAT: u32 = 1;
+/// chart), so a site built by an older benchgate is redrawn whole. 2: changes coloured by
+/// direction, SI prefixes, a legend of what is drawn, the phone layout.
+const PAGES_FORMAT: u32 = 2;
 
 /// A digest of everything a machine's pages show: the repository's name and its machines (the
 /// index lists the others), this machine's series and the bisections of its steps, and the
@@ -383,6 +389,7 @@ pub fn digest(repository: &Repository, machine: &Machine) -> String {
     };
     text(&mut hash, env!("CARGO_PKG_VERSION"));
     text(&mut hash, &PAGES_FORMAT.to_string());
+    text(&mut hash, STYLE);
     text(&mut hash, &repository.name);
     for other in &repository.machines {
         text(&mut hash, &other.fingerprint);

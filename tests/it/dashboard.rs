@@ -70,6 +70,15 @@ fn import(dir: &Path, data: &Path, repo: &str) {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
 }
 
+/// The site of the corpus history `data` imported as `repo`, built under `dir`.
+fn site_of(dir: &Path, data: &str, repo: &str) -> PathBuf {
+    import(dir, &corpus(data), repo);
+    let out = dir.join("site");
+    let output = benchgate(dir, &["dashboard", "--out", out.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    out
+}
+
 fn site(dir: &Path) -> PathBuf {
     for (data, repo) in [(RUNE, "rune-rs/rune"), (FLAT, "antiguru/flatcontainer")] {
         import(dir, &corpus(data), repo);
@@ -516,14 +525,11 @@ fn the_trend_read_from_each_runs_packed_view_draws_the_site_its_measurements_dra
 #[test]
 fn a_rate_is_coloured_by_its_direction_not_its_sign() {
     let dir = tempfile::tempdir().unwrap();
-    import(
+    let out = site_of(
         dir.path(),
-        &corpus("awslabs__mountpoint-s3/dev/bench/data.js"),
+        "awslabs__mountpoint-s3/dev/bench/data.js",
         "awslabs/mountpoint-s3",
     );
-    let out = dir.path().join("site");
-    let output = benchgate(dir.path(), &["dashboard", "--out", out.to_str().unwrap()]);
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let mut coloured = Vec::new();
     for (path, bytes) in files(&out) {
         if path.extension().is_none_or(|e| e != "html") {
@@ -572,5 +578,89 @@ fn a_rate_is_coloured_by_its_direction_not_its_sign() {
             .iter()
             .any(|(_, judged, _, text)| judged == "better" && text == "newest run +17.9%"),
         "{coloured:#?}"
+    );
+}
+
+/// How a machine's index lays out in a window `width` pixels wide (an iframe that wide, so the
+/// page's own media queries apply): the first row's name, newest value and change cells as
+/// `[left, right]`, the viewport's width, and the widths the page and the benchmarks' table
+/// scroller would need.
+fn layout(browser: &Path, dir: &Path, index: &Path, width: u32) -> serde_json::Value {
+    let probe = index.with_file_name("probe.html");
+    std::fs::write(
+        &probe,
+        format!(
+            r#"<!doctype html><html><body style="margin:0"><iframe id="f" src="index.html" style="width:{width}px;height:844px;border:0"></iframe><script>
+document.getElementById('f').addEventListener('load', () => {{
+  const w = document.getElementById('f').contentWindow, d = w.document;
+  const cells = [...d.querySelector('tr[data-name]').querySelectorAll('td')].slice(0, 3)
+    .map(td => {{ const r = td.getBoundingClientRect(); return [r.left, r.right]; }});
+  const scroller = d.getElementById('benchmarks').parentElement;
+  document.body.setAttribute('data-layout', JSON.stringify({{
+    width: w.innerWidth, cells, page: d.documentElement.scrollWidth,
+    table: scroller.scrollWidth, shown: scroller.clientWidth }}));
+}});
+</script></body></html>"#
+        ),
+    )
+    .unwrap();
+    let (dom, _) = run_chromium(
+        browser,
+        dir,
+        &probe,
+        &["--allow-file-access-from-files", "--dump-dom"],
+    );
+    let raw = dom
+        .split("data-layout=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| panic!("no layout in {dom}"));
+    serde_json::from_str(&raw.replace("&quot;", "\"")).unwrap()
+}
+
+/// hyper's `end_to_end` suite (14 benchmarks, names like
+/// `http1_consecutive_x1_both_100kb`): on a phone the first row's name, newest value and
+/// change are in view without scrolling sideways; on a laptop no column is cut off.
+#[test]
+fn a_machines_index_fits_a_phone_and_a_laptop() {
+    let Some(browser) = chromium("a_machines_index_fits_a_phone_and_a_laptop") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let site = site_of(
+        dir.path(),
+        "hyperium__hyper/dev/bench/data.js",
+        "hyperium/hyper",
+    );
+    let machines: Vec<PathBuf> = std::fs::read_dir(site.join("hyperium/hyper"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let index = machines
+        .iter()
+        .map(|m| m.join("index.html"))
+        .find(|i| {
+            std::fs::read_to_string(i)
+                .unwrap()
+                .contains("http1_consecutive_x1_both_100kb")
+        })
+        .expect("the end_to_end machine");
+
+    let phone = layout(&browser, dir.path(), &index, 390);
+    assert_eq!(phone["width"], 390, "{phone}");
+    for cell in phone["cells"].as_array().unwrap() {
+        let right = cell[1].as_f64().unwrap();
+        assert!(right <= 390.0, "a cell ends at {right}: {phone}");
+    }
+    assert!(phone["page"].as_f64().unwrap() <= 390.0, "{phone}");
+    assert!(
+        phone["table"].as_f64().unwrap() <= phone["shown"].as_f64().unwrap(),
+        "{phone}"
+    );
+
+    let laptop = layout(&browser, dir.path(), &index, 1280);
+    assert!(
+        laptop["table"].as_f64().unwrap() <= laptop["shown"].as_f64().unwrap(),
+        "a column is cut off: {laptop}"
     );
 }

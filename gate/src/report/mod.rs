@@ -706,7 +706,11 @@ pub fn verdict_line(decision: &Decision) -> String {
     let mut line = format!(
         "**{} benchmark{}:** {}.",
         decision.benchmarks.len(),
-        if decision.benchmarks.len() == 1 { "" } else { "s" },
+        if decision.benchmarks.len() == 1 {
+            ""
+        } else {
+            "s"
+        },
         counted.join(" · ")
     );
     let mut regressed: Vec<&BenchmarkResult> = decision
