@@ -316,6 +316,10 @@ async fn decide(
         })
         .collect();
     history_runs.reverse();
+    if let Some(note) = cold_start_note(history_runs.len()) {
+        eprintln!("benchgate: {note}");
+        context.notes.push(note);
+    }
     let base_measurements = tokio::spawn({
         let store = store.clone();
         let id = baseline.id;
@@ -335,4 +339,19 @@ async fn decide(
         policy,
     );
     report(&decision, &context, policy, outputs)
+}
+
+/// What a stored baseline with too short a history says: how many runs this machine has, how
+/// many calibration needs, and what calibrates meanwhile. `None` once it has enough.
+fn cold_start_note(runs: usize) -> Option<String> {
+    let needed = benchgate_gate::noise::MIN_HISTORY;
+    (runs < needed).then(|| {
+        format!(
+            "History: this machine has {runs} stored run{} of the baseline's line, and a band calibrated from history needs {needed}; until {} more default-branch run{} {} stored on it, the noise is assumed (†) and nothing can pass. `benchgate ab` (the Action's `ab` mode) calibrates from its own rounds meanwhile.",
+            if runs == 1 { "" } else { "s" },
+            needed - runs,
+            if needed - runs == 1 { "" } else { "s" },
+            if needed - runs == 1 { "is" } else { "are" },
+        )
+    })
 }

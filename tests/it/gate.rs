@@ -90,6 +90,17 @@ fn the_base_commits_run_is_the_baseline_and_a_slowdown_fails() {
         true,
         "one stored run is no history"
     );
+    // The report says how far from calibrated this machine is, and what to do meanwhile.
+    let notes = summary["notes"].as_array().unwrap();
+    assert!(
+        notes.iter().any(|n| {
+            let n = n.as_str().unwrap();
+            n.contains("this machine has 1 stored run of the baseline's line")
+                && n.contains("needs 10; until 9 more default-branch runs are stored")
+                && n.contains("`benchgate ab`")
+        }),
+        "{notes:?}"
+    );
 }
 
 #[test]
@@ -140,6 +151,12 @@ fn history_on_the_fingerprint_calibrates_the_noise() {
         &["--head", &head, "--base-commit", &commits[11]],
     );
     let one = benchmark(&summary, ONE);
+    assert!(
+        summary["notes"].as_array().is_none_or(|notes| !notes
+            .iter()
+            .any(|n| n.as_str().unwrap().starts_with("History:"))),
+        "enough history: no cold-start note: {summary:#}"
+    );
     assert_eq!(one["noise_source"], "history");
     assert_eq!(one["uncalibrated"], false);
     // 12% slower exceeds a throughput benchmark's 11.1% limit, far outside a ±1% history.
