@@ -111,15 +111,8 @@ pub enum Error {
     },
 
     /// A value given on the command line or in a run is malformed.
-    #[error("invalid {what} {value:?}: {reason}")]
-    InvalidInput {
-        /// What the value is (`commit SHA`, `repository`, ...).
-        what: &'static str,
-        /// The value as given.
-        value: String,
-        /// What a valid value looks like.
-        reason: &'static str,
-    },
+    #[error(transparent)]
+    InvalidInput(#[from] benchgate_core::InvalidInput),
 
     /// A run with the same key but other content is already stored.
     #[error(

@@ -25,11 +25,11 @@ impl Fingerprint {
         {
             Ok(Self(value.to_owned()))
         } else {
-            Err(Error::InvalidInput {
+            Err(Error::InvalidInput(benchgate_core::InvalidInput {
                 what: "fingerprint",
                 value: value.to_owned(),
                 reason: "expected 64 lower-case hex digits (benchgate fingerprint --format json)",
-            })
+            }))
         }
     }
 
@@ -262,16 +262,7 @@ fn major_version(version: &str) -> String {
         .to_owned()
 }
 
-/// `bytes` as lowercase hex (a digest's usual spelling).
-pub fn to_hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for byte in bytes {
-        out.push(DIGITS[usize::from(byte >> 4)] as char);
-        out.push(DIGITS[usize::from(byte & 0x0f)] as char);
-    }
-    out
-}
+pub use benchgate_core::to_hex;
 
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 fn detect_cpu_features() -> Vec<String> {

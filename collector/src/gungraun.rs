@@ -27,24 +27,7 @@ pub const SCHEMA_VERSION: &str = "7";
 /// The file name gungraun gives each benchmark's summary.
 pub const SUMMARY_FILE: &str = "summary.json";
 
-/// A Callgrind event benchgate stores: gungraun's metric name and benchgate's name for it (also
-/// the measurement's unit).
-pub const EVENTS: &[(&str, &str)] = &[
-    ("Ir", INSTRUCTIONS),
-    ("L1hits", "L1 hits"),
-    ("LLhits", "LL hits"),
-    ("RamHits", "RAM hits"),
-    ("EstimatedCycles", "estimated cycles"),
-];
-
-/// The unit (and measure name) of instruction counts.
-pub const INSTRUCTIONS: &str = "instructions";
-
-/// Whether a custom metric's unit is one of the counted events: such measurements are exact
-/// counts, judged by `[instructions]` in `benchgate.toml` rather than as wall time.
-pub fn is_count_unit(unit: &str) -> bool {
-    EVENTS.iter().any(|(_, name)| *name == unit)
-}
+pub use benchgate_core::counts::{EVENTS, INSTRUCTIONS, is_count_unit};
 
 #[derive(Deserialize)]
 struct Summary {

@@ -1,6 +1,6 @@
 //! benchgate's collector: reads Criterion output (directory trees and `cargo criterion` JSON
-//! messages) and gungraun's instruction counts, fingerprints the machine, and stores runs in SQLite. It also holds the domain
-//! types the other parts share.
+//! messages) and gungraun's instruction counts, fingerprints the machine, and stores runs in
+//! SQLite or PostgreSQL. The domain types are `benchgate-core`'s, re-exported here.
 
 pub mod cargo_criterion;
 pub mod criterion;

@@ -233,7 +233,7 @@ impl RunDocument {
         let kind: RunKind = self
             .kind
             .parse()
-            .map_err(|e: crate::Error| invalid("kind", e.to_string()))?;
+            .map_err(|e: benchgate_core::InvalidInput| invalid("kind", e.to_string()))?;
         if self.pr == Some(0) {
             return Err(invalid("pr", "a pull request number is positive"));
         }

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
-use benchgate_collector::fingerprint::to_hex;
+use benchgate_core::to_hex;
 use rayon::prelude::*;
 use sha2::{Digest as _, Sha256};
 

@@ -2,7 +2,7 @@
 //! judged with the statistic's confidence interval: `met` when the whole interval satisfies the
 //! bound, `missed` when none of it does, `unclear` when the bound lies inside it. Pure.
 
-use benchgate_collector::{Measurement, Throughput};
+use benchgate_core::{Measurement, Throughput};
 
 use crate::glob::Glob;
 

@@ -27,8 +27,8 @@
 
 use std::collections::HashMap;
 
-use benchgate_collector::gungraun::is_count_unit;
-use benchgate_collector::{Direction, Estimate, Measurement};
+use benchgate_core::counts::is_count_unit;
+use benchgate_core::{Direction, Estimate, Measurement};
 
 use crate::counts::{self, CountInput};
 

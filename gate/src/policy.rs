@@ -97,7 +97,7 @@ impl Default for CountPolicy {
         Self {
             decide: true,
             limits: vec![(
-                benchgate_collector::gungraun::INSTRUCTIONS,
+                benchgate_core::counts::INSTRUCTIONS,
                 DEFAULT_INSTRUCTIONS_INCREASE,
             )],
         }

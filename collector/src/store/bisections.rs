@@ -113,7 +113,7 @@ impl Store {
                         culprits: culprits
                             .split_whitespace()
                             .map(CommitSha::parse)
-                            .collect::<Result<_>>()?,
+                            .collect::<benchgate_core::Result<_>>()?,
                         issue_number: issue.and_then(|n| u64::try_from(n).ok()),
                         report,
                     })

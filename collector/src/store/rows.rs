@@ -536,10 +536,12 @@ pub(super) fn from_ms(ms: i64) -> SystemTime {
 }
 
 pub(super) fn to_i64(value: u64) -> Result<i64> {
-    i64::try_from(value).map_err(|_| Error::InvalidInput {
-        what: "integer",
-        value: value.to_string(),
-        reason: "too large to store (above 2^63 - 1)",
+    i64::try_from(value).map_err(|_| {
+        Error::InvalidInput(benchgate_core::InvalidInput {
+            what: "integer",
+            value: value.to_string(),
+            reason: "too large to store (above 2^63 - 1)",
+        })
     })
 }
 

@@ -41,7 +41,7 @@ impl Store {
             .fetch_optional(pool)
             .await
             .map_err(self.db_error())?;
-            name.map(|n| RepositoryName::parse(&n)).transpose()
+            Ok(name.map(|n| RepositoryName::parse(&n)).transpose()?)
         })
     }
 

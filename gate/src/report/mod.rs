@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use benchgate_collector::gungraun::INSTRUCTIONS;
+use benchgate_core::counts::INSTRUCTIONS;
 use std::fmt::Write as _;
 
 use crate::budget::{BudgetResult, BudgetVerdict};
