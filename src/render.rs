@@ -1,5 +1,5 @@
 //! Text and JSON renderings of runs, measurements and hardware profiles for the terminal and for
-//! scripts. The JSON shapes are documented in the README and stable.
+//! scripts. The JSON shapes are documented in docs/schema.md and stable.
 
 use std::fmt::Write as _;
 use std::time::SystemTime;

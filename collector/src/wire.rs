@@ -1,5 +1,5 @@
 //! The run document: one run as JSON, what `benchgate upload` sends and `POST /api/v1/runs`
-//! accepts (schema version 1, documented in the README). Every field is checked on the way in
+//! accepts (schema version 1, documented in docs/schema.md). Every field is checked on the way in
 //! and errors name the field (`measurements[3].samples.times[7]`).
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
