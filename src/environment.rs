@@ -16,7 +16,9 @@ fn output_of(program: &str, args: &[&str]) -> Option<String> {
         .then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned())
 }
 
-fn non_empty_var(name: &str) -> Option<String> {
+/// An environment variable's value, `None` when unset or empty: the one way the binary reads
+/// a variable outside `src/github/` (tokens, URLs, secrets that stand in for flags).
+pub fn non_empty_var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 

@@ -120,8 +120,8 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     let dashboard = args
         .dashboard_url
         .clone()
-        .or_else(|| std::env::var("BENCHGATE_DASHBOARD_URL").ok())
-        .filter(|url| !url.is_empty());
+        .filter(|url| !url.is_empty())
+        .or_else(|| crate::environment::non_empty_var("BENCHGATE_DASHBOARD_URL"));
     let mut failed = 0;
     for step in &steps {
         // A step left inconclusive (a noisy night, or the budget ran out) is tried again.
@@ -265,13 +265,12 @@ pub(super) fn github(
     api_url: Option<&str>,
     repository: &RepositoryName,
 ) -> anyhow::Result<Option<GitHub>> {
-    let token = std::env::var("GITHUB_TOKEN").unwrap_or_default();
-    if token.is_empty() {
+    let Some(token) = crate::environment::non_empty_var("GITHUB_TOKEN") else {
         return Ok(None);
-    }
+    };
     let api_url = api_url
         .map(str::to_owned)
-        .or_else(|| std::env::var("GITHUB_API_URL").ok())
+        .or_else(|| crate::environment::non_empty_var("GITHUB_API_URL"))
         .unwrap_or_else(|| "https://api.github.com".to_owned());
     Ok(Some(GitHub::new(
         &api_url,

@@ -89,9 +89,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         header_timeout: args.header_timeout,
         body_timeout: args.body_timeout,
         store_timeout: args.store_timeout,
-        webhook_secret: std::env::var(&args.webhook_secret_env)
-            .ok()
-            .filter(|s| !s.is_empty())
+        webhook_secret: crate::environment::non_empty_var(&args.webhook_secret_env)
             .map(String::into_bytes),
         github: GitHubArgs {
             api_url: args.github_api_url,

@@ -27,11 +27,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         run,
     } = args;
     let token = token
-        .or_else(|| {
-            std::env::var("BENCHGATE_TOKEN")
-                .ok()
-                .filter(|t| !t.is_empty())
-        })
+        .or_else(|| crate::environment::non_empty_var("BENCHGATE_TOKEN"))
         .context("no token: pass --token or set BENCHGATE_TOKEN")?;
     let new_run = match stored_run_ref(&run) {
         Some(reference) => {
