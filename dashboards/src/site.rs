@@ -375,7 +375,7 @@ pub type Built = BTreeMap<String, String>;
 
 /// Bumped whenever what a machine's pages show changes for the same data (a new column, a new
 /// chart), so a site built by an older benchgate is redrawn whole. 2: changes coloured by
-/// direction, SI prefixes, a legend of what is drawn, the phone layout.
+/// direction, SI prefixes, a legend of what is drawn, the phone layout, how long a step held.
 const PAGES_FORMAT: u32 = 2;
 
 /// A digest of everything a machine's pages show: the repository's name and its machines (the
@@ -876,8 +876,16 @@ fn benchmark_page(
     if row.changes.is_empty() {
         body.push_str("<p class=\"muted\">None: the trend is flat within its noise.</p>");
     } else {
-        body.push_str("<div class=\"table\"><table><thead><tr><th>runs</th><th>between</th><th>and</th><th>before</th><th>after</th><th>change</th><th>p</th><th>culprit</th></tr></thead><tbody>");
-        for change in row.changes.iter().rev() {
+        body.push_str("<div class=\"table\"><table><thead><tr><th>runs</th><th>between</th><th>and</th><th>before</th><th>after</th><th>change</th><th>held</th><th>culprit</th></tr></thead><tbody>");
+        // How many runs each new level held: to the next change point, or to the newest run.
+        let ends: Vec<usize> = row
+            .changes
+            .iter()
+            .skip(1)
+            .map(|c| c.index)
+            .chain(std::iter::once(series.points.len()))
+            .collect();
+        for (change, end) in row.changes.iter().zip(ends).rev() {
             let before = &series.points[change.index - 1];
             let at = &series.points[change.index];
             let culprit = repository
@@ -901,11 +909,14 @@ fn benchmark_page(
                 format_measure(change.before, series.unit.as_deref()),
                 format_measure(change.after, series.unit.as_deref()),
                 percent(change.ratio, Some(series.higher_is_better)),
-                // The normal approximation is not exact far in its tail: no false precision.
-                if change.p_value < 1e-3 {
-                    "&lt; 0.001".to_owned()
-                } else {
-                    format!("{:.3}", change.p_value)
+                {
+                    let held = end - change.index;
+                    let newest = end == series.points.len();
+                    format!(
+                        "{held} run{}{}",
+                        if held == 1 { "" } else { "s" },
+                        if newest { " so far" } else { "" }
+                    )
                 }
             );
         }
@@ -1048,7 +1059,7 @@ mod tests {
         assert!((percent - 20.0).abs() < 2.0, "{list}");
         // Without a step, no such list.
         assert!(!index(machine(6, 1.0, 25)).contains("suite-steps"));
-        // Each benchmark's page gives the step's run numbers, and no false precision in p.
+        // Each benchmark's page gives the step's run numbers and how long the new level held.
         let page = bench_0_page(machine(6, 1.2, 25));
         let table = page
             .split("<h2>Change points</h2>")
@@ -1060,9 +1071,10 @@ mod tests {
             "{table}"
         );
         assert!(
-            table.contains("&lt; 0.001") && !table.contains("e-"),
+            table.contains("<td class=\"num\">15 runs so far</td>"),
             "{table}"
         );
+        assert!(!table.contains("<th>p</th>"), "{table}");
     }
 
     #[test]
