@@ -91,7 +91,7 @@ pub fn trend_svg(
             }
             points
                 .get(index as usize)
-                .map_or_else(String::new, |p| crate::site::date(p.recorded_at_ms))
+                .map_or_else(String::new, |p| date(p.recorded_at_ms))
         };
         chart
             .configure_mesh()
@@ -271,7 +271,7 @@ fn with_tooltips(
         let tooltip = format!(
             "#{i} · {} · {} · {} ({} – {}) · fastest {}",
             &point.commit[..point.commit.len().min(12)],
-            crate::site::date(point.recorded_at_ms),
+            date(point.recorded_at_ms),
             format_measure(point.value, unit),
             format_measure(point.lower, unit),
             format_measure(point.upper, unit),
@@ -337,4 +337,10 @@ pub fn sparkline_svg(values: &[f64]) -> String {
         r##"<svg class="spark" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" aria-label="trend"><polyline fill="none" stroke="#1f6feb" stroke-width="1.5" points="{}"/></svg>"##,
         points.join(" ")
     )
+}
+
+/// `YYYY-MM-DD` of a time in ms since the epoch (UTC).
+pub(crate) fn date(ms: u64) -> String {
+    let time = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms);
+    humantime::format_rfc3339_seconds(time).to_string()[..10].to_owned()
 }

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use sha2::{Digest as _, Sha256};
 
 use crate::changepoint::{ChangePoint, Config, Shared, detect};
-use crate::chart::{BudgetLine, Point, format_measure, sparkline_svg, trend_svg};
+use crate::chart::{BudgetLine, Point, date, format_measure, sparkline_svg, trend_svg};
 
 /// One benchmark's trend on one machine.
 #[derive(Debug, Clone, PartialEq)]
@@ -942,12 +942,6 @@ fn benchmark_page(
     }
     body.push_str("</tbody></table></div>");
     page(&series.benchmark, 4, &body)
-}
-
-/// `YYYY-MM-DD` of a time in ms since the epoch (UTC).
-pub(crate) fn date(ms: u64) -> String {
-    let time = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms);
-    humantime::format_rfc3339_seconds(time).to_string()[..10].to_owned()
 }
 
 #[cfg(test)]

@@ -10,12 +10,13 @@
 //! the benchmark cannot inflate). Without either the arithmetic is exact.
 //!
 //! Each event kind has its own limit (`[instructions]` in `benchgate.toml`); an event without
-//! one is stored and charted, not judged ([`crate::decision::Decision::unjudged`]). Whether a count verdict decides the gate is the policy's
+//! one is stored and charted, not judged ([`crate::verdict::Decision::unjudged`]). Whether a count verdict decides the gate is the policy's
 //! `decide`: when it does not, its results inform (they are marked like quarantined ones).
 
-use crate::decision::{BenchmarkResult, DecisionBound, Metric, NoiseSource, TooNoisy, Verdict};
+use crate::noise::NoiseSource;
 use crate::policy::Policy;
 use crate::stats::median;
+use crate::verdict::{BenchmarkResult, DecisionBound, Metric, TooNoisy, Verdict};
 
 /// Multiplies the median move between consecutive commits into a tolerance: a move several
 /// times the typical one is a change, not an artefact.

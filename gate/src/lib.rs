@@ -13,6 +13,7 @@ pub mod policy;
 pub mod report;
 pub mod sequential;
 pub mod stats;
+pub mod verdict;
 
 pub use error::{Error, Result};
 pub use policy::Policy;

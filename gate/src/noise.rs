@@ -37,7 +37,7 @@ pub enum NoiseSource {
     /// Neither: an assumed per-run noise (uncalibrated).
     Assumed,
     /// Exact counts: no noise but what the rounds and history showed them move (see
-    /// [`crate::counts`]).
+    /// `counts.rs`).
     Exact,
     /// None: base and head built byte-identical executables and nothing else they could read
     /// changed, so the benchmark was not measured (its change is exactly none).

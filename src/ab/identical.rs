@@ -11,7 +11,7 @@ use anyhow::bail;
 use benchgate_collector::CommitSha;
 
 use super::Listed;
-use crate::commands::ab::{Side, git};
+use crate::ab::side::{Side, git};
 use crate::side_build;
 
 /// What comparing the two sides' executables found.

@@ -9,8 +9,8 @@ use std::process::{Command, Stdio};
 use anyhow::{Context as _, bail};
 use sha2::Digest as _;
 
+use crate::ab::side::{Side, git};
 use crate::bench_command::CargoBench;
-use crate::commands::ab::{Side, git};
 
 /// Makes both sides' worktrees hold the lockfile they build with; returns the report's
 /// sentence, or `None` for a command that is not cargo's and a repository without a

@@ -1,9 +1,11 @@
-//! Same-job A/B's preparation before the first round: the dependency versions both sides
-//! build with, the benchmarks the bench command selects (checked with Criterion's `--list`),
-//! and what identical executables mean for the comparison.
+//! Same-job A/B's sides and their preparation before the first round: each side's worktree
+//! (`side`), the dependency versions both sides build with, the benchmarks the bench command
+//! selects (checked with Criterion's `--list`), and what identical executables mean for the
+//! comparison.
 
 pub mod identical;
 pub mod lockfile;
+pub mod side;
 
 use std::path::Path;
 
@@ -12,8 +14,8 @@ use benchgate_gate::Policy;
 use benchgate_gate::decision::{BenchmarkResult, Decision, Mode, overall};
 
 use crate::bench_command::CargoBench;
-use crate::commands::ab::{Side, git};
 use crate::side_build;
+use side::{Side, git};
 
 /// The branch a ref names (`main`, `origin/main` → `main`), for the runs stored under it; none
 /// for a SHA or an expression like `main~1`.

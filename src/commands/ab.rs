@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context as _, bail};
@@ -17,13 +17,14 @@ use benchgate_gate::Policy;
 use benchgate_gate::decision::{
     BenchmarkResult, Decision, Input, Mode, NoiseSource, Plan, Verdict, evaluate_with, overall,
 };
-use benchgate_gate::report::{Context, Incomplete, SideBuild};
+use benchgate_gate::report::{Context, Incomplete};
 
 use super::decide::{Outputs, ReportArgs, decide_and_publish, load_policy, report};
 use super::{KindArg, StoreArgs};
+use crate::ab::side::{Side, Worktree, git};
 use crate::bench_command::CargoBench;
 use crate::environment;
-use crate::side_build::{self, CommandFailed, KeptExecutable};
+use crate::side_build::{self, CommandFailed};
 
 /// `benchgate ab`.
 #[derive(clap::Args)]
@@ -177,63 +178,6 @@ impl Rounds {
     }
 }
 
-/// A detached worktree, removed again when dropped.
-pub(crate) struct Worktree {
-    pub(crate) path: PathBuf,
-}
-
-impl Worktree {
-    pub(super) fn add(path: PathBuf, commit: &CommitSha) -> anyhow::Result<Self> {
-        if path.exists() {
-            let _ = git(&["worktree", "remove", "--force", &path.to_string_lossy()]);
-            let _ = std::fs::remove_dir_all(&path);
-        }
-        git(&[
-            "worktree",
-            "add",
-            "--detach",
-            "--force",
-            &path.to_string_lossy(),
-            commit.as_str(),
-        ])
-        .with_context(|| {
-            format!(
-                "cannot check out {} in a worktree at {}",
-                commit.short(),
-                path.display()
-            )
-        })?;
-        Ok(Self { path })
-    }
-}
-
-impl Drop for Worktree {
-    fn drop(&mut self) {
-        let _ = git(&[
-            "worktree",
-            "remove",
-            "--force",
-            &self.path.to_string_lossy(),
-        ]);
-    }
-}
-
-pub(crate) fn git(args: &[&str]) -> anyhow::Result<String> {
-    let output = Command::new("git")
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .context("cannot run git")?;
-    if !output.status.success() {
-        bail!(
-            "git {}: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&output.stderr).trim()
-        );
-    }
-    Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
-}
-
 pub(super) fn resolve(flag: &str, reference: &str) -> anyhow::Result<CommitSha> {
     let sha = git(&["rev-parse", "--verify", &format!("{reference}^{{commit}}")])
         .with_context(|| format!("{flag} {reference}: not a commit in this repository"))?;
@@ -303,33 +247,6 @@ fn count_instructions(
     )
     .context("are Valgrind and a gungraun-runner of the crate's gungraun version installed?")?;
     benchgate_collector::gungraun::read_dir(&home).with_context(|| what.clone())
-}
-
-/// One side of the comparison: its commit, worktree, and (for `cargo bench`) the executables
-/// built from its sources.
-pub(crate) struct Side {
-    pub(crate) name: String,
-    pub(crate) commit: CommitSha,
-    pub(crate) worktree: Worktree,
-    pub(crate) executables: Vec<KeptExecutable>,
-    /// The worktree's files its executables were compiled from (cargo's dep-info).
-    pub(crate) sources: std::collections::BTreeSet<PathBuf>,
-    /// The branch its runs are stored under, when its ref names one.
-    pub(crate) branch: Option<String>,
-}
-
-impl Side {
-    fn record(&self) -> SideBuild {
-        SideBuild {
-            side: self.name.clone(),
-            commit: self.commit.to_string(),
-            executables: self
-                .executables
-                .iter()
-                .map(KeptExecutable::record)
-                .collect(),
-        }
-    }
 }
 
 /// `benchgate ab`: returns the exit code (0 pass, inconclusive or no baseline; 1 regression;

@@ -25,10 +25,11 @@ use benchgate_gate::glob::Glob;
 use benchgate_gate::policy::Override;
 use serde_json::{Value, json};
 
-use super::ab::{self, Options, Rounds, Side, Worktree};
+use super::ab::{self, Options, Rounds};
 use super::decide::load_policy;
 use super::{Format, StoreArgs};
 use crate::ab::identical;
+use crate::ab::side::{Side, Worktree, git};
 use crate::bench_command::CargoBench;
 use crate::environment;
 use crate::github::api::CommitPull;
@@ -270,7 +271,7 @@ pub(super) async fn bisect(request: &Request<'_>) -> anyhow::Result<Value> {
         .iter()
         .chain(std::iter::once(&good))
         .map(|c| {
-            let subject = ab::git(&["log", "-1", "--format=%s", c.as_str()]).unwrap_or_default();
+            let subject = git(&["log", "-1", "--format=%s", c.as_str()]).unwrap_or_default();
             (c.clone(), subject)
         })
         .collect();
@@ -339,7 +340,7 @@ async fn pull_requests(
     if found.causes.is_empty() {
         return Ok(pulls);
     }
-    let Some(github) = super::nightly::github(api_url, repository)? else {
+    let Some(github) = crate::github::from_token(api_url, repository)? else {
         return Ok(pulls);
     };
     for cause in &found.causes {
@@ -361,14 +362,14 @@ fn first_parent_range(good: &CommitSha, bad: &CommitSha) -> anyhow::Result<Vec<C
     if good == bad {
         bail!("--good and --bad are the same commit, {}", good.short());
     }
-    ab::git(&["merge-base", "--is-ancestor", good.as_str(), bad.as_str()]).with_context(|| {
+    git(&["merge-base", "--is-ancestor", good.as_str(), bad.as_str()]).with_context(|| {
         format!(
             "--good {} is not an ancestor of --bad {}",
             good.short(),
             bad.short()
         )
     })?;
-    let listed = ab::git(&[
+    let listed = git(&[
         "rev-list",
         "--first-parent",
         "--reverse",

@@ -15,7 +15,6 @@ use super::StoreArgs;
 use super::bisect::{self, Request};
 use super::decide::load_policy;
 use crate::environment;
-use crate::github::GitHub;
 
 /// `benchgate nightly`.
 #[derive(clap::Args)]
@@ -116,7 +115,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         &fingerprint[..12]
     );
 
-    let github = github(args.api_url.as_deref(), &repository)?;
+    let github = crate::github::from_token(args.api_url.as_deref(), &repository)?;
     let dashboard = args
         .dashboard_url
         .clone()
@@ -257,27 +256,6 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         );
     }
     Ok(0)
-}
-
-/// A GitHub client for `repository` when `GITHUB_TOKEN` is set: `api_url`, else
-/// `GITHUB_API_URL`, else api.github.com.
-pub(super) fn github(
-    api_url: Option<&str>,
-    repository: &RepositoryName,
-) -> anyhow::Result<Option<GitHub>> {
-    let Some(token) = crate::environment::non_empty_var("GITHUB_TOKEN") else {
-        return Ok(None);
-    };
-    let api_url = api_url
-        .map(str::to_owned)
-        .or_else(|| crate::environment::non_empty_var("GITHUB_API_URL"))
-        .unwrap_or_else(|| "https://api.github.com".to_owned());
-    Ok(Some(GitHub::new(
-        &api_url,
-        &token,
-        repository.as_str(),
-        Duration::from_secs(120),
-    )?))
 }
 
 /// The hidden line that finds a step's issue again: machine, benchmark and commits.

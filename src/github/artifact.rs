@@ -57,7 +57,7 @@ pub fn write(summary: &Path, dir: &Path, args: &GitHubArgs) -> anyhow::Result<()
     )
     .with_context(|| format!("--to-artifact {}", dir.display()))?;
     // The job that made the verdict shows it too: its summary and step outputs.
-    super::publish::write_job_files(&target, &read, summary)
+    super::job_files::write_job_files(&target, &read, summary)
 }
 
 /// A checked artifact: the summary's path, the pull request and its head commit.

@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::GitHub;
-use super::publish::{sticky, upsert_comment};
+use super::comment::{sticky, upsert_comment};
 use super::target::{GitHubArgs, Target, now_rfc3339};
 
 /// The command, as a comment starts with it.

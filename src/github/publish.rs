@@ -1,21 +1,20 @@
 //! `benchgate publish` and `--publish`: the sticky PR comment, the `benchgate` check run (or a
 //! commit status when the token cannot create checks), the job summary and the step outputs.
 
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Context as _;
 use benchgate_collector::{CommitSha, Location, RepositoryName, Store};
-use benchgate_gate::decision::Verdict;
 use benchgate_gate::github_text::{
-    CHECK_NAME, COMMENT_MARKER, Conclusion, Measure, OverrideNote, STEP_SUMMARY_LIMIT,
-    check_output, comment_body, conclusion, fit, with_override,
+    CHECK_NAME, Conclusion, OverrideNote, check_output, comment_body, conclusion,
 };
-use benchgate_gate::report::{ReadSummary, read_summary, render_markdown_linked};
+use benchgate_gate::report::{read_summary, render_markdown_linked};
 use serde_json::{Value, json};
 
-use super::target::{GitHubArgs, Target, env, now_rfc3339};
+use super::comment::{sticky, upsert_comment};
+use super::job_files::{write_outputs, write_step_summary};
+use super::target::{GitHubArgs, Target, now_rfc3339};
 use super::{ApiError, GitHub};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -350,87 +349,6 @@ async fn conclude(
     }
 }
 
-/// Updates benchgate's comment on `pr` (found by its hidden marker and its author), or creates
-/// it if there is none. A create whose response was lost is looked for before it is repeated.
-pub async fn upsert_comment(
-    github: &GitHub,
-    pr: u64,
-    body: &str,
-    author: Option<&str>,
-    mut listed: Option<Vec<super::api::Comment>>,
-) -> Result<(u64, CommentChange), ApiError> {
-    let mut attempt = 0;
-    loop {
-        // The comments the caller has just read, the first time; fresh ones after a retry.
-        let comments = match listed.take() {
-            Some(comments) => comments,
-            None => github.comments(pr).await?,
-        };
-        let ours = sticky(&comments, author);
-        if let Some(comment) = ours {
-            // Found after a create whose answer was lost: that create made it.
-            let posted = attempt > 0;
-            if comment.body.as_deref() == Some(body) {
-                let change = if posted {
-                    CommentChange::Created
-                } else {
-                    CommentChange::Unchanged
-                };
-                return Ok((comment.id, change));
-            }
-            github.update_comment(comment.id, body).await?;
-            return Ok((comment.id, CommentChange::Updated));
-        }
-        match github.create_comment(pr, body).await {
-            Ok(comment) => return Ok((comment.id, CommentChange::Created)),
-            Err(e) if e.is_transient() && attempt < 2 => {
-                attempt += 1;
-                tokio::time::sleep(Duration::from_secs(1)).await;
-            }
-            Err(e) => return Err(e),
-        }
-    }
-}
-
-/// benchgate's sticky comment among a pull request's: the hidden marker, written by `author`
-/// (or, without one, by a bot account).
-pub(super) fn sticky<'a>(
-    comments: &'a [super::api::Comment],
-    author: Option<&str>,
-) -> Option<&'a super::api::Comment> {
-    comments.iter().find(|c| {
-        c.body
-            .as_deref()
-            .is_some_and(|b| b.starts_with(COMMENT_MARKER))
-            && match author {
-                Some(login) => c.user.login == login,
-                None => c.user.kind.as_deref() == Some("Bot"),
-            }
-    })
-}
-
-/// What [`upsert_comment`] did to the sticky comment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CommentChange {
-    /// There was none: it was created.
-    Created,
-    /// Its body was replaced.
-    Updated,
-    /// It already said this.
-    Unchanged,
-}
-
-impl CommentChange {
-    /// For the log line: `created`, `updated`, `already up to date`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CommentChange::Created => "created",
-            CommentChange::Updated => "updated",
-            CommentChange::Unchanged => "already up to date",
-        }
-    }
-}
-
 /// A stored override for the target's pull request and head commit, if the store has one.
 async fn stored_override(target: &Target, db: &Location) -> anyhow::Result<Option<OverrideNote>> {
     let (Some(github), Some(pr), Some(sha)) = (&target.github, target.pr, &target.sha) else {
@@ -472,91 +390,4 @@ fn commented_override(
             reason,
             head_sha: sha.to_owned(),
         })
-}
-
-/// What a job shows of a verdict it does not publish (`--to-artifact`): the job summary and
-/// the step outputs.
-pub(super) fn write_job_files(
-    target: &Target,
-    summary: &ReadSummary,
-    summary_path: &Path,
-) -> anyhow::Result<()> {
-    let markdown = render_markdown_linked(
-        &summary.decision,
-        &summary.context,
-        &summary.policy,
-        &target.links(),
-    );
-    write_step_summary(target, &markdown, None)?;
-    write_outputs(target, summary, summary_path, false)
-}
-
-fn write_step_summary(
-    target: &Target,
-    markdown: &str,
-    overriding: Option<&OverrideNote>,
-) -> anyhow::Result<()> {
-    let Some(path) = target
-        .args
-        .step_summary
-        .clone()
-        .or_else(|| env("GITHUB_STEP_SUMMARY").map(PathBuf::from))
-    else {
-        return Ok(());
-    };
-    let text = fit(
-        &with_override(markdown, overriding),
-        STEP_SUMMARY_LIMIT,
-        Measure::Bytes,
-    );
-    append(&path, &text).with_context(|| format!("job summary {}", path.display()))
-}
-
-fn write_outputs(
-    target: &Target,
-    summary: &ReadSummary,
-    summary_path: &Path,
-    overridden: bool,
-) -> anyhow::Result<()> {
-    let Some(path) = target
-        .args
-        .output
-        .clone()
-        .or_else(|| env("GITHUB_OUTPUT").map(PathBuf::from))
-    else {
-        return Ok(());
-    };
-    let count = |verdict: Verdict| {
-        summary
-            .decision
-            .benchmarks
-            .iter()
-            .filter(|b| b.verdict == verdict)
-            .count()
-    };
-    let report_path = std::path::absolute(summary_path).unwrap_or_else(|_| summary_path.to_owned());
-    let verdict = if overridden {
-        "overridden"
-    } else {
-        summary.decision.verdict.as_str()
-    };
-    let lines = format!(
-        "verdict={verdict}\nregressions={}\nimprovements={}\nreport-path={}\n",
-        count(Verdict::Regressed),
-        count(Verdict::Improved),
-        report_path.display()
-    );
-    append(&path, &lines).with_context(|| format!("step outputs {}", path.display()))
-}
-
-fn append(path: &Path, text: &str) -> std::io::Result<()> {
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)?;
-    file.write_all(text.as_bytes())?;
-    if !text.ends_with('\n') {
-        file.write_all(b"\n")?;
-    }
-    Ok(())
 }

@@ -1,0 +1,97 @@
+//! One side of a same-job A/B comparison: a git worktree of its commit and the executables
+//! built from it.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use anyhow::{Context as _, bail};
+use benchgate_collector::CommitSha;
+use benchgate_gate::report::SideBuild;
+
+use crate::side_build::KeptExecutable;
+
+/// `git ARGS` in the current directory: its standard output, trimmed, or an error with git's
+/// message.
+pub(crate) fn git(args: &[&str]) -> anyhow::Result<String> {
+    let output = Command::new("git")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .context("cannot run git")?;
+    if !output.status.success() {
+        bail!(
+            "git {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
+}
+
+/// A detached worktree, removed again when dropped.
+pub(crate) struct Worktree {
+    pub(crate) path: PathBuf,
+}
+
+impl Worktree {
+    pub(crate) fn add(path: PathBuf, commit: &CommitSha) -> anyhow::Result<Self> {
+        if path.exists() {
+            let _ = git(&["worktree", "remove", "--force", &path.to_string_lossy()]);
+            let _ = std::fs::remove_dir_all(&path);
+        }
+        git(&[
+            "worktree",
+            "add",
+            "--detach",
+            "--force",
+            &path.to_string_lossy(),
+            commit.as_str(),
+        ])
+        .with_context(|| {
+            format!(
+                "cannot check out {} in a worktree at {}",
+                commit.short(),
+                path.display()
+            )
+        })?;
+        Ok(Self { path })
+    }
+}
+
+impl Drop for Worktree {
+    fn drop(&mut self) {
+        let _ = git(&[
+            "worktree",
+            "remove",
+            "--force",
+            &self.path.to_string_lossy(),
+        ]);
+    }
+}
+
+/// One side of the comparison: its commit, worktree, and (for `cargo bench`) the executables
+/// built from its sources.
+pub(crate) struct Side {
+    pub(crate) name: String,
+    pub(crate) commit: CommitSha,
+    pub(crate) worktree: Worktree,
+    pub(crate) executables: Vec<KeptExecutable>,
+    /// The worktree's files its executables were compiled from (cargo's dep-info).
+    pub(crate) sources: std::collections::BTreeSet<PathBuf>,
+    /// The branch its runs are stored under, when its ref names one.
+    pub(crate) branch: Option<String>,
+}
+
+impl Side {
+    pub(crate) fn record(&self) -> SideBuild {
+        SideBuild {
+            side: self.name.clone(),
+            commit: self.commit.to_string(),
+            executables: self
+                .executables
+                .iter()
+                .map(KeptExecutable::record)
+                .collect(),
+        }
+    }
+}
