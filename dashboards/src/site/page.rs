@@ -1,0 +1,136 @@
+//! A benchmark's page: its chart, the legend of what the chart draws, its change points and
+//! every run.
+
+use std::fmt::Write as _;
+
+use super::{Machine, Repository, Row, commit_link, escape, page, percent, short};
+use crate::chart::{date, format_measure, trend_svg};
+
+/// A benchmark's trend chart, as its page and the comment show it: each point links its
+/// commit on GitHub.
+pub(super) fn row_svg(repository: &Repository, row: &Row<'_>) -> Option<String> {
+    let series = row.series;
+    trend_svg(
+        &series.benchmark,
+        &series.points,
+        &row.changes,
+        &series.budgets,
+        series.unit.as_deref(),
+        Some(&format!("https://github.com/{}/commit/", repository.name)),
+    )
+}
+
+/// The chart's legend: only what the chart draws, in the series' own terms.
+pub(super) fn legend(row: &Row<'_>) -> String {
+    let series = row.series;
+    let mut parts = vec![match series.unit.as_deref() {
+        None => "Blue: the median time per iteration of each run, with its interval as a band. Grey: each run's fastest iteration, which is what the gate compares (interference only adds time).".to_owned(),
+        Some(unit) => format!(
+            "Blue: each run's value ({}; {} is better).",
+            escape(unit),
+            if series.higher_is_better { "higher" } else { "lower" }
+        ),
+    }];
+    if !row.changes.is_empty() {
+        parts.push("Red lines: change points, found after taking out what each run shared with this machine's other benchmarks (a slower host moves them all), so their before and after are typical levels.".to_owned());
+    }
+    if series.points.iter().any(|p| p.overridden) {
+        parts.push("Green triangles: runs where a maintainer overrode the gate.".to_owned());
+    }
+    if !series.budgets.is_empty() {
+        parts.push("Orange dashes: budgets.".to_owned());
+    }
+    parts.join(" ")
+}
+
+pub(super) fn benchmark_page(
+    repository: &Repository,
+    machine: &Machine,
+    row: &Row<'_>,
+    svg: Option<&str>,
+) -> String {
+    let series = row.series;
+    let mut body = format!(
+        "<p><a href=\"../index.html\">{} · {}</a></p><h1>{}</h1>",
+        escape(&repository.name),
+        escape(short(&machine.fingerprint)),
+        escape(&series.benchmark)
+    );
+    if let Some(svg) = svg {
+        let _ = write!(
+            body,
+            "<div class=\"chart\" id=\"chart\">{svg}</div><p class=\"muted\">{}</p>",
+            legend(row)
+        );
+    }
+    body.push_str("<h2>Change points</h2>");
+    if row.changes.is_empty() {
+        body.push_str("<p class=\"muted\">None: the trend is flat within its noise.</p>");
+    } else {
+        body.push_str("<div class=\"table\"><table><thead><tr><th>runs</th><th>between</th><th>and</th><th>before</th><th>after</th><th>change</th><th>held</th><th>culprit</th></tr></thead><tbody>");
+        // How many runs each new level held: to the next change point, or to the newest run.
+        let ends: Vec<usize> = row
+            .changes
+            .iter()
+            .skip(1)
+            .map(|c| c.index)
+            .chain(std::iter::once(series.points.len()))
+            .collect();
+        for (change, end) in row.changes.iter().zip(ends).rev() {
+            let before = &series.points[change.index - 1];
+            let at = &series.points[change.index];
+            let culprit = repository
+                .bisections
+                .iter()
+                .rev()
+                .find(|mark| {
+                    mark.fingerprint == machine.fingerprint
+                        && mark.benchmark == series.benchmark
+                        && mark.good == before.commit
+                        && mark.bad == at.commit
+                })
+                .map_or_else(|| "-".to_owned(), |mark| mark.cell(&repository.name));
+            let _ = write!(
+                body,
+                "<tr><td class=\"num\">#{} → #{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{culprit}</td></tr>",
+                change.index - 1,
+                change.index,
+                commit_link(&repository.name, &before.commit),
+                commit_link(&repository.name, &at.commit),
+                format_measure(change.before, series.unit.as_deref()),
+                format_measure(change.after, series.unit.as_deref()),
+                percent(change.ratio, Some(series.higher_is_better)),
+                {
+                    let held = end - change.index;
+                    let newest = end == series.points.len();
+                    format!(
+                        "{held} run{}{}",
+                        if held == 1 { "" } else { "s" },
+                        if newest { " so far" } else { "" }
+                    )
+                }
+            );
+        }
+        body.push_str("</tbody></table></div>");
+    }
+    body.push_str("<h2>Runs</h2><div class=\"table\"><table><thead><tr><th>#</th><th>commit</th><th>recorded</th><th>median</th><th>interval</th><th>fastest</th></tr></thead><tbody>");
+    for (i, point) in series.points.iter().enumerate().rev() {
+        let _ = write!(
+            body,
+            "<tr><td class=\"num\">{i}</td><td>{}{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{} – {}</td><td class=\"num\">{}</td></tr>",
+            commit_link(&repository.name, &point.commit),
+            if point.overridden {
+                " <span class=\"badge\">overridden</span>"
+            } else {
+                ""
+            },
+            date(point.recorded_at_ms),
+            format_measure(point.value, series.unit.as_deref()),
+            format_measure(point.lower, series.unit.as_deref()),
+            format_measure(point.upper, series.unit.as_deref()),
+            format_measure(point.fastest, series.unit.as_deref())
+        );
+    }
+    body.push_str("</tbody></table></div>");
+    page(&series.benchmark, 4, &body)
+}
