@@ -145,9 +145,11 @@ fn one_commit_of_sixteen_that_slows_push_is_found_with_a_cpu_hog_running() {
     assert_eq!(causes[0]["commit"], shas[11].as_str(), "{document:#}");
     assert_eq!(causes[0]["subject"], "change 11: more pushes");
     assert_eq!(causes[0]["pull_request"]["number"], 42, "{document:#}");
+    // Sixteen times the pushes; `push` settles at one of two speeds per process (about 3.7 or
+    // 7.5 µs, see ab.rs), so each side may read up to twice slower, and the hog more.
     let ratio = ratio_of(&causes[0]);
     assert!(
-        (8.0..32.0).contains(&ratio),
+        (4.0..64.0).contains(&ratio),
         "sixteen times the pushes: {ratio}"
     );
 
