@@ -35,6 +35,9 @@ pub struct Config {
     pub min_effect: f64,
     /// Points a step must have held for (each on its new side) to be confirmed.
     pub hold: usize,
+    /// The least noise a series is judged against, as a fraction: the resolution its values
+    /// are recorded at (see [`resolution`]); 0.1% for series finer than that.
+    pub floor: f64,
 }
 
 impl Default for Config {
@@ -53,7 +56,39 @@ impl Default for Config {
             // (docs/changepoints.md).
             min_effect: 1.0,
             hold: 2,
+            floor: 1e-3,
         }
+    }
+}
+
+impl Config {
+    /// These settings for a series recorded as `raw`: its noise floor at least the
+    /// [`resolution`] of its values.
+    pub fn for_series(&self, raw: &[f64]) -> Self {
+        Self {
+            floor: self.floor.max(resolution(raw)),
+            ..*self
+        }
+    }
+}
+
+/// How finely a series' values are recorded, as a fraction of its median: half the smallest
+/// nonzero difference between successive values. A value rounded to whole nanoseconds that
+/// reads 12 or 14 scatters by about half the gap between the two, whatever the differences of
+/// successive runs (mostly 0) say; a step of one such gap is then found only when it holds
+/// long enough to be significant, and a burst of three runs is not. Criterion's estimates and
+/// large integer values have a resolution far under the 4% smallest step, so it changes
+/// nothing for them.
+pub fn resolution(raw: &[f64]) -> f64 {
+    let gap = raw
+        .windows(2)
+        .map(|w| (w[1] - w[0]).abs())
+        .filter(|d| *d > 0.0)
+        .min_by(f64::total_cmp);
+    let middle = median(&mut raw.to_vec());
+    match gap {
+        Some(gap) if middle > 0.0 && gap.is_finite() => (1.0 + 0.5 * gap / middle).ln(),
+        _ => 0.0,
     }
 }
 
@@ -356,9 +391,9 @@ fn detect_with(values: &[f64], config: &Config, early: bool) -> Vec<ChangePoint>
     }
     let x: Vec<f64> = values.iter().map(|v| v.ln()).collect();
     let sigma = successive_difference_sigma(&x);
-    // A floor for series quieter than their rounding: 0.1%.
+    // No series is quieter than its resolution.
     let sigma = if sigma.is_finite() {
-        sigma.max(1e-3)
+        sigma.max(config.floor)
     } else {
         return Vec::new();
     };
@@ -752,6 +787,43 @@ mod tests {
                 level * (sigma * z).exp()
             })
             .collect()
+    }
+
+    /// A series recorded in whole nanoseconds that reads 12 and now and then 14 for two or
+    /// three runs (`bursts` at the given runs), then, from `step_at`, mostly 14.
+    fn whole_nanoseconds(len: usize, bursts: &[usize], step_at: usize) -> Vec<f64> {
+        (0..len)
+            .map(|i| {
+                let burst = bursts.iter().any(|b| (*b..b + 2 + b % 2).contains(&i));
+                if (i >= step_at) != burst { 14.0 } else { 12.0 }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_series_in_whole_nanoseconds_is_judged_against_its_resolution() {
+        let bursts = [9, 23, 41, 50, 77, 96];
+        let flickering = whole_nanoseconds(120, &bursts, usize::MAX);
+        // A nanosecond is half a 2 ns gap: 8% of 12.
+        let resolution = resolution(&flickering);
+        assert!(
+            (resolution - (1.0f64 + 1.0 / 12.0).ln()).abs() < 1e-12,
+            "{resolution}"
+        );
+        // Against the differences of successive runs (mostly 0) every burst is a step.
+        assert!(detect(&flickering, &Config::default()).len() >= 4);
+        // Against the resolution, none is.
+        let config = Config::default().for_series(&flickering);
+        assert_eq!(detect(&flickering, &config), vec![]);
+        // A gap that holds is still a step, and where it is.
+        let stepped = whole_nanoseconds(120, &bursts, 60);
+        let found = detect(&stepped, &Config::default().for_series(&stepped));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].index.abs_diff(60) <= 1, "{found:?}");
+        assert!((found[0].ratio - 14.0 / 12.0).abs() < 1e-9, "{found:?}");
+        // Criterion's estimates are finer than the floor: their settings are unchanged.
+        let fine = noisy(&[(60, 1000.0)], 0.02, 5);
+        assert_eq!(Config::default().for_series(&fine), Config::default());
     }
 
     #[test]

@@ -262,12 +262,13 @@ fn changes_of(machine: &Machine, shared: &SharedRuns, config: &Config) -> Vec<Ve
         .par_iter()
         .zip(columns)
         .map(|(series, column)| {
-            let values: Vec<f64> = series.points.iter().map(|p| p.value).collect();
+            let raw: Vec<f64> = series.points.iter().map(|p| p.value).collect();
+            let config = config.for_series(&raw);
             let values = match column {
-                Some(b) => shared.adjust(b, series, &values, config),
-                None => values,
+                Some(b) => shared.adjust(b, series, &raw, &config),
+                None => raw,
             };
-            detect(&values, config)
+            detect(&values, &config)
         })
         .collect()
 }
@@ -279,7 +280,8 @@ pub type Built = BTreeMap<String, String>;
 /// Bumped whenever what a machine's pages show changes for the same data (a new column, a new
 /// chart), so a site built by an older benchgate is redrawn whole. 2: changes coloured by
 /// direction, SI prefixes, a legend of what is drawn, the phone layout, how long a step held.
-const PAGES_FORMAT: u32 = 2;
+/// 3: change points judged against the resolution of coarse series.
+const PAGES_FORMAT: u32 = 3;
 
 /// A digest of everything a machine's pages show: the repository's name and its machines (the
 /// index lists the others), this machine's series and the bisections of its steps, and the
