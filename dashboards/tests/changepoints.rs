@@ -435,14 +435,9 @@ fn precision_by_eye_on_labelled_charts() {
         }
     }
     let share = |part: usize, whole: usize| 100.0 * part as f64 / whole.max(1) as f64;
-    let mut all = [0usize; 4];
-    println!(
-        "| history | change points still reported | with a step | random places with a step |"
-    );
-    println!("|---|---:|---:|---:|");
-    for (history, counts) in &tally {
+    let row = |name: &str, counts: &[usize; 4]| {
         println!(
-            "| {history} | {} | {} ({:.1}%) | {} of {} ({:.1}%) |",
+            "| {name} | {} | {} ({:.1}%) | {} of {} ({:.1}%) |",
             counts[0],
             counts[1],
             share(counts[1], counts[0]),
@@ -450,19 +445,19 @@ fn precision_by_eye_on_labelled_charts() {
             counts[2],
             share(counts[3], counts[2])
         );
+    };
+    let mut all = [0usize; 4];
+    println!(
+        "| history | change points still reported | with a step | random places with a step |"
+    );
+    println!("|---|---:|---:|---:|");
+    for (history, counts) in &tally {
+        row(history, counts);
         for k in 0..4 {
             all[k] += counts[k];
         }
     }
-    println!(
-        "| all | {} | {} ({:.1}%) | {} of {} ({:.1}%) |",
-        all[0],
-        all[1],
-        share(all[1], all[0]),
-        all[3],
-        all[2],
-        share(all[3], all[2])
-    );
+    row("all", &all);
     assert!(
         all[0] >= 150,
         "only {} labelled change points are reported: label anew",
