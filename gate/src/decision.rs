@@ -33,7 +33,7 @@ use benchgate_core::{Direction, Estimate, Measurement};
 use crate::counts::{self, CountInput};
 
 use crate::noise::{
-    Assessed, Floors, Rounds, assess, fit_prior, history_floor, observed_variance, others_spread,
+    Assessed, Floors, OthersSpread, Rounds, assess, fit_prior, history_floor, observed_variance,
     plain_others_spread, robust_spread, shared_spread, undisturbed,
 };
 use crate::policy::{Policy, Statistic};
@@ -259,32 +259,46 @@ pub fn evaluate_with(input: &Input<'_>, policy: &Policy, plan: Plan) -> Decision
         .filter_map(|j| observed_variance(&rounds_of(j)))
         .collect();
     let prior = fit_prior(&observed);
-    // How far the others moved: a floor for single-round comparisons.
+    // How far the others moved: a floor for single-round comparisons (only those read it).
+    let single = |j: usize| d_values[j].len() < 2;
+    let any_single = (0..candidates.len()).any(single);
     let signed: Vec<f64> = d_values.iter().map(|d| mean(d)).collect();
     let mut sorted_signed = signed.clone();
     sorted_signed.sort_by(f64::total_cmp);
-    let machine = history_floor(
-        &candidates
-            .iter()
-            .filter_map(|c| input.history.get(c.id).map(Vec::as_slice))
-            .collect::<Vec<_>>(),
-    );
+    let machine = if any_single {
+        history_floor(
+            &candidates
+                .iter()
+                .filter_map(|c| input.history.get(c.id).map(Vec::as_slice))
+                .collect::<Vec<_>>(),
+        )
+    } else {
+        None
+    };
+    let others = OthersSpread::new(if any_single { &sorted_signed } else { &[] });
     let moves: Vec<f64> = signed.iter().map(|d| d.abs()).collect();
     let mut sorted_moves = moves.clone();
     sorted_moves.sort_by(f64::total_cmp);
+    let floors = |j: usize| {
+        if !single(j) {
+            return Floors::default();
+        }
+        Floors {
+            robust: others
+                .of(signed[j])
+                .into_iter()
+                .chain(machine)
+                .reduce(f64::max),
+            plain: plain_others_spread(&sorted_moves, moves[j]),
+        }
+    };
 
     let assessed: Vec<Assessed> = (0..candidates.len())
         .map(|j| {
             assess(
                 &rounds_of(j),
                 prior,
-                Floors {
-                    robust: others_spread(&sorted_signed, signed[j])
-                        .into_iter()
-                        .chain(machine)
-                        .reduce(f64::max),
-                    plain: plain_others_spread(&sorted_moves, moves[j]),
-                },
+                floors(j),
                 input.history.get(candidates[j].id).map(Vec::as_slice),
             )
         })
