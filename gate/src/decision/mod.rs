@@ -1,0 +1,391 @@
+//! The decision engine: a pure function from base and head measurements (one or more rounds),
+//! the baseline's history and the policy to a verdict per benchmark and for the comparison.
+//! No I/O, no clock, no randomness: the same inputs always give the same verdict.
+//!
+//! Per benchmark and round k, the change is `d_k = ln(head / base)` of a statistic of the
+//! per-iteration times: the median, or a low quantile (see [`Statistic`]). Its noise comes from between-run variation:
+//! - **rounds** (same-job A/B, R ≥ 2): the spread of the `d_k`, moderated across the benchmarks
+//!   of the comparison (an empirical-Bayes prior worth between [`crate::noise::MIN_PRIOR_DF`] and
+//!   [`crate::noise::MAX_PRIOR_DF`] degrees of freedom, as in
+//!   limma's moderated t), because machine-level interference is shared by every benchmark;
+//! - **history** (stored baseline, R = 1): the per-run spread of the baseline's benchmark on the
+//!   same fingerprint from at least [`MIN_HISTORY`] runs: `1.4826 · MAD(Δ ln x) / √2`, widened
+//!   to the largest jump seen when the benchmark is bimodal (see [`crate::stats::tail_aware_sigma`]);
+//! - otherwise the result is **uncalibrated**: it assumes [`UNCALIBRATED_RUN_NOISE`], claims a
+//!   regression only against heavy tails ([`UNCALIBRATED_DF`]), and never claims `pass`.
+//!
+//! Single-round comparisons also take a floor from how far the comparison's other benchmarks
+//! moved: interference is sparse or global, and one run a side cannot tell it from code.
+//!
+//! Exact counts (gungraun's instruction counts) are judged apart, by exact arithmetic and their
+//! own limits: see [`crate::counts`].
+//!
+//! Criterion's within-run interval is always a floor, never the noise itself. Then, with limit
+//! `L` (`ln 1.15` latency, `ln(1/0.9)` throughput): `regressed` if `d̂ ≥ L` and the slowdown is
+//! significant after Holm's correction over all benchmarks; `pass` if the one-sided upper
+//! confidence bound of `d` is below `L`; `inconclusive` otherwise.
+
+use std::collections::HashMap;
+
+use benchgate_core::counts::is_count_unit;
+use benchgate_core::{Direction, Estimate, Measurement};
+
+use crate::counts::{self, CountInput};
+
+use crate::policy::{Policy, Statistic};
+use crate::stats::t_quantile;
+
+pub use crate::noise::{MIN_HISTORY, NoiseSource, UNCALIBRATED_DF, UNCALIBRATED_RUN_NOISE};
+pub use crate::sequential::Plan;
+mod judge;
+mod model;
+
+use judge::{Judge, Quantiles, Tests};
+use model::Model;
+
+pub use crate::verdict::{
+    BenchmarkResult, Decision, DecisionBound, Metric, Mode, Overall, TooNoisy, Verdict, overall,
+};
+
+/// A round's statistic of a measurement (ns per iteration), as history must be built with it.
+pub fn round_statistic(measurement: &Measurement, statistic: Statistic) -> f64 {
+    summarize(measurement, statistic).0
+}
+
+/// The statistic and the within-run variance of its logarithm (a floor for the noise).
+fn summarize(measurement: &Measurement, statistic: Statistic) -> (f64, f64) {
+    // For a custom metric where higher is better, the best sample is the highest: `min`
+    // becomes the maximum and pNN p(100−NN), so the statistic keeps its meaning.
+    let statistic = match (&measurement.custom, statistic) {
+        (Some(c), Statistic::Quantile(q)) if c.direction == Direction::HigherIsBetter => {
+            Statistic::Quantile(1.0 - q)
+        }
+        _ => statistic,
+    };
+    match statistic {
+        Statistic::Median => (measurement.median.point, log_variance(&measurement.median)),
+        Statistic::Quantile(q) => {
+            let mut values: Vec<f64> = measurement.samples.per_iteration().collect();
+            values.sort_by(f64::total_cmp);
+            let n = values.len();
+            let rank = q * (n - 1) as f64;
+            let (below, fraction) = (rank.floor() as usize, rank - rank.floor());
+            let value = values[below] + fraction * (values[(below + 1).min(n - 1)] - values[below]);
+            // Distribution-free interval of a quantile: ±1.96·√(n q (1−q)) ranks, at least ±1.
+            let spread = (1.96 * (n as f64 * q * (1.0 - q)).sqrt()).max(1.0);
+            let low = values[(rank - spread).floor().max(0.0) as usize];
+            let high = values[((rank + spread).ceil() as usize).min(n - 1)];
+            let variance = if low > 0.0 {
+                ((high.ln() - low.ln()) / 2.0 / 1.96).powi(2)
+            } else {
+                0.0
+            };
+            (value, variance)
+        }
+    }
+}
+
+/// The share of `1 − confidence` that the `pass` and `warn` bound of a same-job A/B
+/// comparison with a fixed number of rounds spends (96% for the default 95%): a margin for
+/// the model. At exactly the limit a calibrated 95% bound lets 5% through by construction, and
+/// the t bound on a few rounds is only nearly calibrated (two-level benchmarks, rounds that
+/// agree by chance): with all of it spent, 3 fixed rounds let 5.1% and 5.7% of latency
+/// slowdowns at the limit through on the second day's recordings (docs/accuracy.md). The other
+/// plans hold a margin by construction: adaptive A/B's union bound over looks that overlap
+/// (0–4.4% measured), a stored baseline's bound on the base's floor (0–0.5%).
+pub const FIXED_AB_PASS_SHARE: f64 = 0.8;
+
+/// What to compare.
+#[derive(Debug, Clone, Copy)]
+pub struct Input<'a> {
+    /// How the baseline was obtained.
+    pub mode: Mode,
+    /// The base side, one entry per round.
+    pub base_rounds: &'a [Vec<Measurement>],
+    /// The head side, one entry per round, paired with `base_rounds` in order.
+    pub head_rounds: &'a [Vec<Measurement>],
+    /// Per benchmark id: ln(median ns) of the baseline's previous runs on the same fingerprint,
+    /// oldest first (stored-baseline mode).
+    pub history: &'a HashMap<String, Vec<f64>>,
+}
+
+/// One round's log change and its within-run variance.
+struct RoundChange {
+    d: f64,
+    within_variance: f64,
+    ln_base: f64,
+    ln_head: f64,
+}
+
+/// A compared benchmark before the verdict.
+struct Candidate<'a> {
+    id: &'a str,
+    metric: Metric,
+    unit: Option<&'a str>,
+    throughput: Option<(&'static str, u64)>,
+    changes: Vec<RoundChange>,
+}
+
+/// Decides every benchmark and the comparison, with one look at the rounds there are.
+pub fn evaluate(input: &Input<'_>, policy: &Policy) -> Decision {
+    evaluate_with(input, policy, Plan::Fixed)
+}
+
+/// Decides every benchmark and the comparison at one look of `plan`: each benchmark's error
+/// rates are the share `plan` spends at its round count (see [`crate::sequential`]).
+pub fn evaluate_with(input: &Input<'_>, policy: &Policy, plan: Plan) -> Decision {
+    let rounds = input.base_rounds.len().min(input.head_rounds.len());
+    let Sorted {
+        mut results,
+        unjudged,
+        candidates,
+    } = sort_out(input, policy, rounds);
+    let model = Model::fit(input, policy, &candidates);
+    let tests = Tests::run(&model, &candidates, policy, plan);
+    let judge = Judge {
+        input,
+        policy,
+        plan,
+        compared: candidates.len().max(1) as f64,
+    };
+    let mut quantiles = Quantiles::default();
+    for (i, candidate) in candidates.iter().enumerate() {
+        results.push(judge.benchmark(candidate, &model.of(i), &tests.of(i), &mut quantiles));
+    }
+    results.sort_by(|a, b| a.id.cmp(&b.id));
+
+    let verdict = overall(&results);
+    Decision {
+        verdict,
+        mode: input.mode,
+        rounds,
+        benchmarks: results,
+        budgets: crate::budget::evaluate(&policy.budgets, input.head_rounds),
+        unjudged,
+    }
+}
+
+/// The benchmarks of a comparison sorted out: those decided without a test (ignored, new,
+/// missing, counts), the count events without a limit, and the candidates for the test.
+struct Sorted<'a> {
+    results: Vec<BenchmarkResult>,
+    unjudged: Vec<String>,
+    candidates: Vec<Candidate<'a>>,
+}
+
+/// Pairs each benchmark's rounds and sorts the benchmarks out (see [`Sorted`]).
+fn sort_out<'a>(input: &Input<'a>, policy: &Policy, rounds: usize) -> Sorted<'a> {
+    let base = index_rounds(&input.base_rounds[..rounds]);
+    let head = index_rounds(&input.head_rounds[..rounds]);
+
+    let mut ids: Vec<&str> = base
+        .iter()
+        .chain(&head)
+        .flat_map(|round| round.keys().copied())
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+
+    let mut sorted = Sorted {
+        results: Vec::with_capacity(ids.len()),
+        unjudged: Vec::new(),
+        candidates: Vec::with_capacity(ids.len()),
+    };
+    for id in ids {
+        let pairs: Vec<(&Measurement, &Measurement)> = (0..rounds)
+            .filter_map(|k| Some((*base[k].get(id)?, *head[k].get(id)?)))
+            .collect();
+        let any_base = base.iter().find_map(|r| r.get(id).copied());
+        let any_head = head.iter().find_map(|r| r.get(id).copied());
+        let throughput = any_head
+            .or(any_base)
+            .and_then(|m| m.throughput)
+            .map(|t| (t.kind(), t.amount()));
+        let custom = any_head.or(any_base).and_then(|m| m.custom.as_ref());
+        let metric = match (custom, throughput) {
+            (Some(c), _) if c.direction == Direction::HigherIsBetter => Metric::Higher,
+            (Some(_), _) => Metric::Lower,
+            (None, Some(_)) => Metric::Throughput,
+            (None, None) => Metric::Time,
+        };
+        let unit = custom.map(|c| c.unit.as_str());
+        let limit = policy.log_limit(id, metric.higher_is_better()).exp();
+        let bare = |verdict: Verdict| BenchmarkResult {
+            unit: unit.map(str::to_owned),
+            base_ns: any_base.map(|m| m.median.point),
+            head_ns: any_head.map(|m| m.median.point),
+            throughput_per_iteration: throughput,
+            ..BenchmarkResult::uncompared(id, metric, verdict, limit, policy)
+        };
+        let count_event = custom
+            .map(|c| c.unit.as_str())
+            .filter(|unit| is_count_unit(unit));
+        if policy.is_ignored(id) {
+            sorted.results.push(bare(Verdict::Ignored));
+        } else if let (Some(event), false) = (count_event, pairs.is_empty()) {
+            // A count event without a limit is stored, not judged.
+            let Some(limit) = policy.counts.limit(event) else {
+                sorted.unjudged.push(id.to_owned());
+                continue;
+            };
+            let value = |m: &Measurement| round_statistic(m, Statistic::Quantile(0.0));
+            let base: Vec<f64> = pairs.iter().map(|(b, _)| value(b)).collect();
+            let head: Vec<f64> = pairs.iter().map(|(_, h)| value(h)).collect();
+            sorted.results.push(counts::judge(
+                &CountInput {
+                    id,
+                    event,
+                    base: &base,
+                    head: &head,
+                    history: input.history.get(id).map(Vec::as_slice),
+                },
+                limit,
+                policy,
+            ));
+        } else if pairs.is_empty() {
+            sorted.results.push(bare(if any_head.is_some() {
+                Verdict::New
+            } else {
+                Verdict::Missing
+            }));
+        } else {
+            let changes = pairs
+                .iter()
+                .filter_map(|(b, h)| round_change(b, h, policy.statistic, metric))
+                .collect::<Vec<_>>();
+            if changes.is_empty() {
+                // Zero times cannot be compared on a log scale.
+                sorted.results.push(bare(Verdict::Inconclusive));
+            } else {
+                sorted.candidates.push(Candidate {
+                    id,
+                    metric,
+                    unit,
+                    throughput,
+                    changes,
+                });
+            }
+        }
+    }
+    sorted
+}
+
+fn index_rounds(rounds: &[Vec<Measurement>]) -> Vec<HashMap<&str, &Measurement>> {
+    rounds
+        .iter()
+        .map(|round| round.iter().map(|m| (m.id.as_str(), m)).collect())
+        .collect()
+}
+
+/// The rounds `kept` keeps (every round for `None`).
+fn kept_of_rounds<'a>(
+    changes: &'a [RoundChange],
+    kept: Option<&'a [bool]>,
+) -> impl Iterator<Item = &'a RoundChange> {
+    changes
+        .iter()
+        .enumerate()
+        .filter(move |(k, _)| kept.is_none_or(|mask| mask[*k]))
+        .map(|(_, r)| r)
+}
+
+/// `ln(head/base)` of the round's statistic (`ln(base/head)` where higher is better) and its
+/// within-run variance.
+fn round_change(
+    base: &Measurement,
+    head: &Measurement,
+    statistic: Statistic,
+    metric: Metric,
+) -> Option<RoundChange> {
+    let (b, base_variance) = summarize(base, statistic);
+    let (h, head_variance) = summarize(head, statistic);
+    if !(b > 0.0 && h > 0.0) {
+        return None;
+    }
+    // d > 0 is always worse: slower, or for a higher-is-better metric, lower.
+    let d = if metric == Metric::Higher {
+        (b / h).ln()
+    } else {
+        (h / b).ln()
+    };
+    Some(RoundChange {
+        d,
+        within_variance: base_variance + head_variance,
+        ln_base: b.ln(),
+        ln_head: h.ln(),
+    })
+}
+
+/// The variance of ln(point) implied by a confidence interval.
+fn log_variance(estimate: &Estimate) -> f64 {
+    let z = if estimate.confidence_level == 0.95 {
+        Z_95
+    } else {
+        t_quantile(0.5 + estimate.confidence_level / 2.0, f64::INFINITY)
+    };
+    let half_width = if estimate.lower > 0.0 {
+        (estimate.upper.ln() - estimate.lower.ln()) / 2.0
+    } else {
+        (estimate.upper - estimate.lower) / (2.0 * estimate.point)
+    };
+    if half_width.is_finite() {
+        (half_width / z).powi(2)
+    } else {
+        0.0
+    }
+}
+
+/// The two-sided 95% normal quantile, Criterion's default interval.
+const Z_95: f64 = 1.959_963_984_540_054;
+
+/// Holm's step-down procedure: for each hypothesis rejected at family-wise level `alpha`, the
+/// level of the step that rejected it (`alpha / (m - rank)`).
+fn holm_levels(p_values: &[f64], alpha: f64) -> Vec<Option<f64>> {
+    let m = p_values.len();
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(|&a, &b| p_values[a].total_cmp(&p_values[b]));
+    let mut levels = vec![None; m];
+    for (rank, &i) in order.iter().enumerate() {
+        let level = alpha / (m - rank) as f64;
+        if p_values[i] <= level {
+            levels[i] = Some(level);
+        } else {
+            break;
+        }
+    }
+    levels
+}
+
+/// Holm's step-down procedure: which hypotheses are rejected at family-wise level `alpha`.
+fn holm(p_values: &[f64], alpha: f64) -> Vec<bool> {
+    let m = p_values.len();
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(|&a, &b| p_values[a].total_cmp(&p_values[b]));
+    let mut rejected = vec![false; m];
+    for (rank, &i) in order.iter().enumerate() {
+        if p_values[i] <= alpha / (m - rank) as f64 {
+            rejected[i] = true;
+        } else {
+            break;
+        }
+    }
+    rejected
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::holm;
+
+    #[test]
+    fn holm_steps_down_and_stops_at_the_first_failure() {
+        // m = 4, α = 0.05: thresholds 0.0125, 0.0167, 0.025, 0.05.
+        assert_eq!(
+            holm(&[0.01, 0.04, 0.015, 0.2], 0.05),
+            [true, false, true, false]
+        );
+        assert_eq!(holm(&[0.013, 0.001], 0.05), [true, true]);
+        assert_eq!(holm(&[0.03, 0.03], 0.05), [false, false]);
+        assert!(holm(&[], 0.05).is_empty());
+    }
+}

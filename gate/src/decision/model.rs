@@ -1,0 +1,197 @@
+//! Every candidate's noise: from its rounds, its history and how far the comparison's other
+//! benchmarks moved, on all its rounds and on the rounds interference left alone.
+
+use super::{Candidate, Input, kept_of_rounds};
+use crate::noise::{
+    Assessed, Floors, OthersSpread, Rounds, assess, fit_prior, history_floor, observed_variance,
+    plain_others_spread, shared_spread, undisturbed,
+};
+use crate::policy::{Policy, Statistic};
+use crate::stats::mean;
+use crate::verdict::Metric;
+
+/// A low quantile's within-run interval (the gap between the fastest samples) says nothing of
+/// how far it moves between runs: one clean sample in twenty keeps the minimum where it was
+/// and opens a 14% gap (tests/fixtures/recordings/busy). With rounds, their spread is the
+/// noise; the interval stays a floor for the median and for single runs.
+fn within_of(candidate: &Candidate<'_>, kept: Option<&[bool]>, statistic: Statistic) -> f64 {
+    let (sum, count) = kept_of_rounds(&candidate.changes, kept)
+        .fold((0.0, 0usize), |(sum, count), r| {
+            (sum + r.within_variance, count + 1)
+        });
+    if count < 2 || matches!(statistic, Statistic::Median) {
+        sum / count as f64
+    } else {
+        0.0
+    }
+}
+
+/// A single round's ln(base) of a time (or throughput): what its one-sided pass reads history
+/// against.
+fn base_time(candidate: &Candidate<'_>) -> Option<f64> {
+    (candidate.changes.len() == 1 && matches!(candidate.metric, Metric::Time | Metric::Throughput))
+        .then(|| candidate.changes[0].ln_base)
+}
+
+/// Every candidate's noise: assessed on all its rounds, and on the rounds interference left
+/// alone.
+pub(super) struct Model {
+    d_values: Vec<Vec<f64>>,
+    /// Every round.
+    pub(super) assessed: Vec<Assessed>,
+    /// Per candidate, the rounds interference left alone (`None`: all of them).
+    kept_masks: Vec<Option<Vec<bool>>>,
+    /// The rounds kept.
+    kept: Vec<Assessed>,
+}
+
+/// One candidate's part of a [`Model`].
+pub(super) struct Noise<'m> {
+    pub(super) d: &'m [f64],
+    pub(super) all: &'m Assessed,
+    pub(super) kept: &'m Assessed,
+    pub(super) kept_mask: Option<&'m [bool]>,
+}
+
+impl Model {
+    pub(super) fn fit(input: &Input<'_>, policy: &Policy, candidates: &[Candidate<'_>]) -> Self {
+        let d_values: Vec<Vec<f64>> = candidates
+            .iter()
+            .map(|c| c.changes.iter().map(|r| r.d).collect())
+            .collect();
+        let history = |j: usize| input.history.get(candidates[j].id).map(Vec::as_slice);
+        let rounds_of = |j: usize| Rounds {
+            d: &d_values[j],
+            within: within_of(&candidates[j], None, policy.statistic),
+            base_time: base_time(&candidates[j]),
+        };
+        // The noise the comparison's benchmarks share, weighted by how alike it is.
+        let observed: Vec<(f64, f64)> = (0..candidates.len())
+            .filter_map(|j| observed_variance(&rounds_of(j)))
+            .collect();
+        let prior = fit_prior(&observed);
+        let assessed: Vec<Assessed> = {
+            let floors = single_round_floors(input, candidates, &d_values);
+            (0..candidates.len())
+                .map(|j| assess(&rounds_of(j), prior, floors(j), history(j)))
+                .collect()
+        };
+
+        // The same with the rounds interference moved set aside: what `pass` rests on.
+        // Nothing can be set aside below three rounds (a stored baseline's single run never
+        // is).
+        let kept_masks = set_aside(candidates, &d_values);
+        let kept_d: Vec<Option<Vec<f64>>> = kept_masks
+            .iter()
+            .zip(&d_values)
+            .map(|(mask, d)| {
+                mask.as_deref().map(|mask| {
+                    d.iter()
+                        .zip(mask)
+                        .filter_map(|(d, keep)| keep.then_some(*d))
+                        .collect()
+                })
+            })
+            .collect();
+        let kept_of = |j: usize| Rounds {
+            d: kept_d[j].as_deref().unwrap_or(&d_values[j]),
+            within: within_of(&candidates[j], kept_masks[j].as_deref(), policy.statistic),
+            base_time: base_time(&candidates[j]),
+        };
+        let kept_prior = if kept_masks.iter().all(Option::is_none) {
+            prior
+        } else {
+            fit_prior(
+                &(0..candidates.len())
+                    .filter_map(|j| observed_variance(&kept_of(j)))
+                    .collect::<Vec<_>>(),
+            )
+        };
+        let kept: Vec<Assessed> = (0..candidates.len())
+            .map(|j| {
+                if kept_masks[j].is_none() && kept_prior == prior {
+                    assessed[j]
+                } else {
+                    assess(&kept_of(j), kept_prior, Floors::default(), history(j))
+                }
+            })
+            .collect();
+        Self {
+            d_values,
+            assessed,
+            kept_masks,
+            kept,
+        }
+    }
+
+    pub(super) fn of(&self, i: usize) -> Noise<'_> {
+        Noise {
+            d: &self.d_values[i],
+            all: &self.assessed[i],
+            kept: &self.kept[i],
+            kept_mask: self.kept_masks[i].as_deref(),
+        }
+    }
+}
+
+/// How far the others moved: a floor for single-round comparisons (only those read it).
+fn single_round_floors<'a>(
+    input: &Input<'_>,
+    candidates: &[Candidate<'_>],
+    d_values: &'a [Vec<f64>],
+) -> impl Fn(usize) -> Floors + 'a {
+    let single = move |j: usize| d_values[j].len() < 2;
+    let any_single = (0..d_values.len()).any(single);
+    let signed: Vec<f64> = d_values.iter().map(|d| mean(d)).collect();
+    let mut sorted_signed = signed.clone();
+    sorted_signed.sort_by(f64::total_cmp);
+    let machine = if any_single {
+        history_floor(
+            &candidates
+                .iter()
+                .filter_map(|c| input.history.get(c.id).map(Vec::as_slice))
+                .collect::<Vec<_>>(),
+        )
+    } else {
+        None
+    };
+    let others = OthersSpread::new(if any_single { &sorted_signed } else { &[] });
+    let moves: Vec<f64> = signed.iter().map(|d| d.abs()).collect();
+    let mut sorted_moves = moves.clone();
+    sorted_moves.sort_by(f64::total_cmp);
+    move |j: usize| {
+        if !single(j) {
+            return Floors::default();
+        }
+        Floors {
+            robust: others
+                .of(signed[j])
+                .into_iter()
+                .chain(machine)
+                .reduce(f64::max),
+            plain: plain_others_spread(&sorted_moves, moves[j]),
+        }
+    }
+}
+
+/// Per candidate, the rounds interference left alone (`None`: all of them, or too few rounds
+/// to tell).
+fn set_aside(candidates: &[Candidate<'_>], d_values: &[Vec<f64>]) -> Vec<Option<Vec<bool>>> {
+    let shared = shared_spread(&d_values.iter().map(Vec::as_slice).collect::<Vec<_>>());
+    candidates
+        .iter()
+        .zip(d_values)
+        .map(|(c, d)| {
+            let plain_within = || {
+                mean(
+                    &c.changes
+                        .iter()
+                        .map(|r| r.within_variance)
+                        .collect::<Vec<_>>(),
+                )
+                .sqrt()
+            };
+            undisturbed(d, shared.unwrap_or_else(plain_within))
+        })
+        .collect()
+}
