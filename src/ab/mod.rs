@@ -3,17 +3,21 @@
 //! selects (checked with Criterion's `--list`), and what identical executables mean for the
 //! comparison.
 
+pub mod bisect;
 pub mod identical;
 pub mod lockfile;
+pub mod rounds;
 pub mod side;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
+use benchgate_collector::CommitSha;
 use benchgate_gate::Policy;
 use benchgate_gate::decision::{BenchmarkResult, Decision, Mode, overall};
 
 use crate::bench_command::CargoBench;
+use crate::environment;
 use crate::side_build;
 use side::{Side, git};
 
@@ -131,5 +135,32 @@ pub fn not_measured_decision(ids: &[String], policy: &Policy) -> Decision {
         benchmarks,
         budgets: Vec::new(),
         unjudged: Vec::new(),
+    }
+}
+
+/// The commit `reference` names, or an error naming `flag`.
+pub fn resolve(flag: &str, reference: &str) -> anyhow::Result<CommitSha> {
+    let sha = git(&["rev-parse", "--verify", &format!("{reference}^{{commit}}")])
+        .with_context(|| format!("{flag} {reference}: not a commit in this repository"))?;
+    Ok(CommitSha::parse(&sha)?)
+}
+
+/// The scratch directory beside Criterion's output (`target/NAME`), absolute: the bench command
+/// runs inside the worktrees.
+pub fn scratch_dir(name: &str) -> anyhow::Result<PathBuf> {
+    let top = PathBuf::from(git(&["rev-parse", "--show-toplevel"])?);
+    let scratch = environment::criterion_home()?
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| top.join("target"))
+        .join(name);
+    std::path::absolute(&scratch).context("cannot resolve the scratch directory")
+}
+
+/// The cargo target directory every side builds into: `--target-dir`, else `scratch/target`.
+pub fn shared_target_dir(option: Option<&Path>, scratch: &Path) -> anyhow::Result<PathBuf> {
+    match option {
+        Some(dir) => std::path::absolute(dir).context("--target-dir: cannot resolve it"),
+        None => Ok(scratch.join("target")),
     }
 }

@@ -1,14 +1,15 @@
 //! One side of a same-job A/B comparison: a git worktree of its commit and the executables
 //! built from it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use anyhow::{Context as _, bail};
 use benchgate_collector::CommitSha;
 use benchgate_gate::report::SideBuild;
 
-use crate::side_build::KeptExecutable;
+use crate::bench_command::CargoBench;
+use crate::side_build::{self, KeptExecutable};
 
 /// `git ARGS` in the current directory: its standard output, trimmed, or an error with git's
 /// message.
@@ -94,4 +95,37 @@ impl Side {
                 .collect(),
         }
     }
+}
+
+/// Builds `side`'s bench executables in its worktree and keeps them in `bin`, with the worktree
+/// files they were compiled from.
+pub fn build_side(
+    side: &mut Side,
+    bench: &CargoBench,
+    target_dir: &Path,
+    bin: &Path,
+) -> anyhow::Result<()> {
+    eprintln!(
+        "benchgate: building {} ({})",
+        side.name,
+        side.commit.short()
+    );
+    let built = side_build::build(
+        &side.worktree.path,
+        bench,
+        target_dir,
+        bin,
+        &format!("building {}", side.name),
+    )?;
+    for executable in &built.executables {
+        eprintln!(
+            "benchgate: {} {} sha256 {}",
+            side.name,
+            executable.target,
+            &executable.sha256[..16]
+        );
+    }
+    side.executables = built.executables;
+    side.sources = built.sources;
+    Ok(())
 }

@@ -14,22 +14,19 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, bail};
+use anyhow::Context as _;
 use benchgate_collector::store::BISECT_BRANCH;
 use benchgate_collector::{
     Bisection, CommitSha, HardwareProfile, Location, RepositoryName, RunKind, Store,
 };
-use benchgate_gate::Policy;
-use benchgate_gate::decision::{Decision, Verdict};
-use benchgate_gate::glob::Glob;
-use benchgate_gate::policy::Override;
 use serde_json::{Value, json};
 
-use super::ab::{self, Options, Rounds};
 use super::decide::load_policy;
 use super::{Format, StoreArgs};
-use crate::ab::identical;
-use crate::ab::side::{Side, Worktree, git};
+use crate::ab::bisect::{Builds, Found, Lab, Search, first_parent_range, search};
+use crate::ab::rounds::{Job, Rounds};
+use crate::ab::side::git;
+use crate::ab::{resolve, scratch_dir, shared_target_dir};
 use crate::bench_command::CargoBench;
 use crate::environment;
 use crate::github::api::CommitPull;
@@ -78,82 +75,6 @@ pub struct Args {
     command: Vec<String>,
 }
 
-/// The smallest share of the step a commit must add to count as one of its causes.
-const SHARE_OF_STEP: f64 = 0.25;
-
-/// The smallest slowdown a probe looks for, however small the step: 3%.
-const SMALLEST_THRESHOLD: f64 = 0.03;
-
-/// What one probe found: `head` against `base`, for the benchmarks followed.
-#[derive(Debug, Clone)]
-struct Probe {
-    base: CommitSha,
-    head: CommitSha,
-    /// Slower than `base` by the threshold (`regressed`), not (`pass`, `warn`, `improved`), or
-    /// undecided after its rounds.
-    outcome: Outcome,
-    /// The rounds it took (the most any followed benchmark needed).
-    rounds: usize,
-    /// Per benchmark: id, ratio (head / base, time), verdict, the bound it rests on.
-    benchmarks: Vec<Value>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Outcome {
-    Slower,
-    NotSlower,
-    Inconclusive,
-}
-
-impl Outcome {
-    fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Slower => "slower",
-            Outcome::NotSlower => "not slower",
-            Outcome::Inconclusive => "inconclusive",
-        }
-    }
-}
-
-/// A commit that added part (or all) of the step.
-struct Cause {
-    commit: CommitSha,
-    /// Its time against the level before it (the previous cause, or the good commit).
-    ratios: Vec<(String, f64)>,
-}
-
-/// The commits built so far, each once, in its own worktree.
-struct Builds<'a> {
-    scratch: PathBuf,
-    target_dir: PathBuf,
-    bench: Option<CargoBench>,
-    sides: HashMap<CommitSha, Side>,
-    options: Options<'a>,
-}
-
-impl Builds<'_> {
-    fn ensure(&mut self, commit: &CommitSha) -> anyhow::Result<()> {
-        if self.sides.contains_key(commit) {
-            return Ok(());
-        }
-        let short = commit.short().to_string();
-        let mut side = Side {
-            worktree: Worktree::add(self.scratch.join("worktrees").join(&short), commit)?,
-            name: short.clone(),
-            commit: commit.clone(),
-            executables: Vec::new(),
-            sources: Default::default(),
-            branch: None,
-        };
-        if let Some(bench) = &self.bench {
-            let bin = self.scratch.join("bin").join(&short);
-            ab::build_side(&mut side, bench, &self.target_dir, &bin)?;
-        }
-        self.sides.insert(commit.clone(), side);
-        Ok(())
-    }
-}
-
 /// Bisects, prints what it found, and returns 0 (2 on an error).
 pub async fn run(args: Args) -> anyhow::Result<u8> {
     let document = bisect(&Request {
@@ -200,48 +121,42 @@ pub(super) struct Request<'a> {
 /// per step, replacing an earlier one), and returns the report (JSON).
 pub(super) async fn bisect(request: &Request<'_>) -> anyhow::Result<Value> {
     let policy = load_policy(request.config)?;
-    let good = ab::resolve("--good", request.good)?;
-    let bad = ab::resolve("--bad", request.bad)?;
+    let good = resolve("--good", request.good)?;
+    let bad = resolve("--bad", request.bad)?;
     let commits = first_parent_range(&good, &bad)?;
     let repository = match request.repo {
         Some(name) => RepositoryName::parse(name).context("--repo")?,
         None => environment::repository()?,
     };
     let profile = environment::detect_profile()?;
-    let scratch = ab::scratch_dir("benchgate-bisect")?;
-    let target_dir = ab::shared_target_dir(request.target_dir, &scratch)?;
+    let scratch = scratch_dir("benchgate-bisect")?;
+    let target_dir = shared_target_dir(request.target_dir, &scratch)?;
     let mut builds = Builds {
         bench: CargoBench::parse(request.command).context("the bench command")?,
         sides: HashMap::new(),
-        options: Options {
-            base_ref: request.good,
-            head_ref: request.bad,
+        job: Job {
             rounds: Rounds::Adaptive {
                 max: request.max_rounds as usize,
                 budget: None,
                 stop_futile: false,
             },
             command: request.command,
-            instructions: None,
-            db: request.db,
             kind: RunKind::Local,
             branch: Some(BISECT_BRANCH),
-            repo: request.repo,
-            config: request.config,
-            target_dir: request.target_dir,
-            allow_identical_builds: true,
-            measure_identical: true,
         },
         scratch,
         target_dir,
     };
     let store = Store::connect(request.db).await?;
+    let mut lab = Lab {
+        builds: &mut builds,
+        store: &store,
+        repository: &repository,
+        profile: &profile,
+    };
     let searched = search(
-        &mut builds,
-        &store,
+        &mut lab,
         &policy,
-        &repository,
-        &profile,
         &Search {
             good: &good,
             bad: &bad,
@@ -355,340 +270,6 @@ async fn pull_requests(
         }
     }
     Ok(pulls)
-}
-
-/// The first-parent commits after `good` up to and including `bad`, oldest first.
-fn first_parent_range(good: &CommitSha, bad: &CommitSha) -> anyhow::Result<Vec<CommitSha>> {
-    if good == bad {
-        bail!("--good and --bad are the same commit, {}", good.short());
-    }
-    git(&["merge-base", "--is-ancestor", good.as_str(), bad.as_str()]).with_context(|| {
-        format!(
-            "--good {} is not an ancestor of --bad {}",
-            good.short(),
-            bad.short()
-        )
-    })?;
-    let listed = git(&[
-        "rev-list",
-        "--first-parent",
-        "--reverse",
-        &format!("{}..{}", good.as_str(), bad.as_str()),
-    ])?;
-    let commits: Vec<CommitSha> = listed
-        .lines()
-        .map(CommitSha::parse)
-        .collect::<Result<_, _>>()?;
-    if commits.last() != Some(bad) {
-        bail!(
-            "--bad {} is not on the first-parent line after --good {}",
-            bad.short(),
-            good.short()
-        );
-    }
-    Ok(commits)
-}
-
-/// What to search.
-struct Search<'a> {
-    good: &'a CommitSha,
-    bad: &'a CommitSha,
-    /// After `good`, up to `bad`, oldest first.
-    commits: &'a [CommitSha],
-    /// The benchmarks to follow; empty: those the step regressed.
-    only: &'a [String],
-    budget: Option<Duration>,
-    started: Instant,
-}
-
-/// What the search found.
-struct Found {
-    /// The benchmarks followed, with the step's size (bad against good, time ratio).
-    step: Vec<(String, f64)>,
-    /// The threshold each probe looked for, a time ratio.
-    threshold: f64,
-    probes: Vec<Probe>,
-    causes: Vec<Cause>,
-    /// When a probe stayed inconclusive or the budget ran out: the last commit known to be at
-    /// the previous level and the first known to be past it.
-    unresolved: Option<(CommitSha, CommitSha, &'static str)>,
-}
-
-async fn search(
-    builds: &mut Builds<'_>,
-    store: &Store,
-    policy: &Policy,
-    repository: &RepositoryName,
-    profile: &HardwareProfile,
-    what: &Search<'_>,
-) -> anyhow::Result<Found> {
-    let mut probes = Vec::new();
-    // The step: bad against good under the policy's own limits.
-    let only = (!what.only.is_empty()).then(|| what.only.to_vec());
-    let first = probe(
-        builds, store, policy, repository, profile, what.good, what.bad, only,
-    )
-    .await?;
-    let step: Vec<(String, f64)> = first
-        .benchmarks
-        .iter()
-        .filter(|b| what.only.is_empty() || what.only.iter().any(|id| b["id"] == id.as_str()))
-        .filter(|b| b["verdict"] == "regressed")
-        .filter_map(|b| Some((b["id"].as_str()?.to_owned(), b["ratio"].as_f64()?)))
-        .collect();
-    for id in what.only {
-        if !first.benchmarks.iter().any(|b| b["id"] == id.as_str()) {
-            bail!(
-                "--bench {id:?}: no such benchmark in the bad commit's run ({} were measured)",
-                first.benchmarks.len()
-            );
-        }
-    }
-    probes.push(first);
-    let smallest_step = step
-        .iter()
-        .map(|(_, r)| r.ln())
-        .fold(f64::INFINITY, f64::min);
-    let threshold = (smallest_step * SHARE_OF_STEP)
-        .exp()
-        .max(1.0 + SMALLEST_THRESHOLD);
-    let mut found = Found {
-        step: step.clone(),
-        threshold: if step.is_empty() { 1.0 } else { threshold },
-        probes,
-        causes: Vec::new(),
-        unresolved: None,
-    };
-    if step.is_empty() {
-        // Not slower here: the step was the machine it was measured on, or is not reproduced.
-        return Ok(found);
-    }
-    let followed: Vec<String> = step.iter().map(|(id, _)| id.clone()).collect();
-    let probe_policy = threshold_policy(policy, &followed, threshold);
-
-    // Each stage: the first commit after `level` slower than it by the threshold.
-    let mut level = what.good.clone();
-    let mut known_slower = true; // bad against good, just measured
-    loop {
-        let start = what
-            .commits
-            .iter()
-            .position(|c| *c == level)
-            .map_or(0, |i| i + 1);
-        let candidates = &what.commits[start..];
-        if candidates.is_empty() {
-            break;
-        }
-        if !known_slower {
-            let last = probe(
-                builds,
-                store,
-                &probe_policy,
-                repository,
-                profile,
-                &level,
-                what.bad,
-                Some(followed.clone()),
-            )
-            .await?;
-            let outcome = last.outcome;
-            found.probes.push(last);
-            match outcome {
-                Outcome::NotSlower => break,
-                Outcome::Inconclusive => {
-                    found.unresolved = Some((level, what.bad.clone(), "inconclusive"));
-                    break;
-                }
-                Outcome::Slower => {}
-            }
-        }
-        // Invariant: `level` (index -1) is not slower than itself; candidates[hi] is slower
-        // than `level`; every candidate up to `lo` is not.
-        let mut lo: isize = -1;
-        let mut hi = candidates.len() - 1;
-        let at = |i: isize| -> CommitSha {
-            usize::try_from(i).map_or_else(|_| level.clone(), |i| candidates[i].clone())
-        };
-        while hi as isize - lo > 1 {
-            if let Some(budget) = what.budget
-                && what.started.elapsed() >= budget
-            {
-                found.unresolved = Some((at(lo), candidates[hi].clone(), "budget spent"));
-                return Ok(found);
-            }
-            let mid = lo + (hi as isize - lo) / 2;
-            let result = probe(
-                builds,
-                store,
-                &probe_policy,
-                repository,
-                profile,
-                &level,
-                &at(mid),
-                Some(followed.clone()),
-            )
-            .await?;
-            let outcome = result.outcome;
-            found.probes.push(result);
-            match outcome {
-                Outcome::Slower => hi = mid as usize,
-                Outcome::NotSlower => lo = mid,
-                Outcome::Inconclusive => {
-                    found.unresolved = Some((at(lo), candidates[hi].clone(), "inconclusive"));
-                    return Ok(found);
-                }
-            }
-        }
-        let culprit = candidates[hi].clone();
-        // Its size against the level before it: the probe that showed it slower.
-        let ratios = found
-            .probes
-            .iter()
-            .rev()
-            .find(|p| p.base == level && p.head == culprit && p.outcome == Outcome::Slower)
-            .map(|p| {
-                p.benchmarks
-                    .iter()
-                    .filter_map(|b| Some((b["id"].as_str()?.to_owned(), b["ratio"].as_f64()?)))
-                    .collect()
-            })
-            .unwrap_or_default();
-        found.causes.push(Cause {
-            commit: culprit.clone(),
-            ratios,
-        });
-        if culprit == *what.bad {
-            break;
-        }
-        level = culprit;
-        known_slower = false;
-    }
-    Ok(found)
-}
-
-/// The policy with each followed benchmark's limit set to `threshold` (a time ratio), so a
-/// probe's `regressed` means "slower by the threshold" and `pass` "excluded".
-fn threshold_policy(policy: &Policy, followed: &[String], threshold: f64) -> Policy {
-    let mut probe_policy = policy.clone();
-    let increase = threshold - 1.0;
-    let drop = 1.0 - 1.0 / threshold;
-    let overrides = followed.iter().map(|id| Override {
-        benchmarks: Glob::new(id),
-        latency_increase: Some(increase),
-        throughput_drop: Some(drop),
-    });
-    probe_policy.overrides = overrides.chain(policy.overrides.clone()).collect();
-    probe_policy.quarantine.clear();
-    probe_policy.budgets.clear();
-    probe_policy
-}
-
-/// One probe: `head` against `base`, adaptive rounds of `only` (every benchmark when `None`).
-#[allow(clippy::too_many_arguments)]
-async fn probe(
-    builds: &mut Builds<'_>,
-    store: &Store,
-    policy: &Policy,
-    repository: &RepositoryName,
-    profile: &HardwareProfile,
-    base: &CommitSha,
-    head: &CommitSha,
-    only: Option<Vec<String>>,
-) -> anyhow::Result<Probe> {
-    builds.ensure(base)?;
-    builds.ensure(head)?;
-    eprintln!("benchgate: probe {} against {}", head.short(), base.short());
-    let (Some(base_side), Some(head_side)) = (builds.sides.get(base), builds.sides.get(head))
-    else {
-        bail!("internal: a probed commit was not built");
-    };
-    // The same executables with nothing else changed cannot differ in speed: no rounds.
-    if let Some(bench) = &builds.bench
-        && identical::same_executables([base_side, head_side])
-    {
-        let pair = [base_side, head_side];
-        let listed =
-            crate::ab::check_bench_command(pair, bench, &builds.scratch, &builds.target_dir)?;
-        if identical::compare(pair, &listed, true)?.skips_rounds() {
-            eprintln!(
-                "benchgate: probe {} against {}: the same executables, not measured",
-                head.short(),
-                base.short()
-            );
-            let decision = crate::ab::not_measured_decision(&listed.union(), policy);
-            return Ok(summarize(base, head, &decision, only.as_deref()));
-        }
-    }
-    let setting = ab::RoundsSetting {
-        counts: &[],
-        args: &builds.options,
-        policy,
-        bench: builds.bench.as_ref(),
-        store,
-        sides: [base_side, head_side],
-        scratch: &builds.scratch,
-        target_dir: &builds.target_dir,
-        repository,
-        profile,
-    };
-    let ran = ab::run_rounds(&setting, only.clone()).await?;
-    if let Some(incomplete) = &ran.incomplete {
-        bail!(
-            "probe {} against {}: round {} failed on {} ({})",
-            head.short(),
-            base.short(),
-            incomplete.round,
-            incomplete.side,
-            incomplete.failure
-        );
-    }
-    let decision = ran.decide(policy, builds.options.rounds.plan());
-    Ok(summarize(base, head, &decision, only.as_deref()))
-}
-
-fn summarize(
-    base: &CommitSha,
-    head: &CommitSha,
-    decision: &Decision,
-    only: Option<&[String]>,
-) -> Probe {
-    let followed: Vec<_> = decision
-        .benchmarks
-        .iter()
-        .filter(|b| only.is_none_or(|ids| ids.contains(&b.id)))
-        .filter(|b| b.ratio.is_some())
-        .collect();
-    let verdicts: Vec<Verdict> = followed.iter().map(|b| b.verdict).collect();
-    let outcome = if verdicts.contains(&Verdict::Regressed) {
-        Outcome::Slower
-    } else if !verdicts.is_empty()
-        && verdicts
-            .iter()
-            .all(|v| matches!(v, Verdict::Pass | Verdict::Warn | Verdict::Improved))
-    {
-        Outcome::NotSlower
-    } else {
-        Outcome::Inconclusive
-    };
-    Probe {
-        base: base.clone(),
-        head: head.clone(),
-        outcome,
-        rounds: followed.iter().map(|b| b.rounds).max().unwrap_or(0),
-        benchmarks: followed
-            .iter()
-            .map(|b| {
-                json!({
-                    "id": b.id,
-                    "verdict": b.verdict.as_str(),
-                    "ratio": b.ratio,
-                    "lower": b.bound.and_then(|bound| bound.lower),
-                    "upper": b.bound.and_then(|bound| bound.upper),
-                    "rounds": b.rounds,
-                })
-            })
-            .collect(),
-    }
 }
 
 impl Found {
@@ -926,14 +507,5 @@ probes (10 bench runs):
   bbbbbbb  aaaaaaa  not slower         2  push 1.0% slower (≤ 8.0% slower)
 "
         );
-    }
-
-    #[test]
-    fn the_probe_policy_limits_only_the_followed_benchmarks_to_the_threshold() {
-        let followed = vec!["push".to_owned()];
-        let policy = threshold_policy(&Policy::default(), &followed, 1.5);
-        assert!((policy.log_limit("push", false) - 1.5f64.ln()).abs() < 1e-12);
-        assert!((policy.log_limit("push", true) - 1.5f64.ln()).abs() < 1e-12);
-        assert!((policy.log_limit("mix", false) - 0.15f64.ln_1p()).abs() < 1e-12);
     }
 }
