@@ -171,38 +171,10 @@ async fn ab(args: &Options<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
             branch: crate::ab::branch_of(reference),
         });
     }
-    let mut notes = Vec::new();
-    if let Some(lockfile) = crate::ab::lockfile::align(&sides, bench.as_ref())? {
-        eprintln!("benchgate: {lockfile}");
-        notes.push(lockfile);
-    }
-
-    let mut not_measured = None;
-    if let Some(bench) = &bench {
-        for dropped in &bench.dropped {
-            eprintln!(
-                "benchgate: leaving out `{dropped}`: every round writes a fresh Criterion directory, with no saved baseline in it"
-            );
-        }
-        // One target directory, so the dependencies are built once; each side's crates are
-        // compiled from its own sources and its executables kept aside (see side_build).
-        for side in &mut sides {
-            let bin = scratch.join("bin").join(&side.name);
-            build_side(side, bench, &target_dir, &bin)?;
-        }
-        let pair = [&sides[0], &sides[1]];
-        let listed = crate::ab::check_bench_command(pair, bench, &scratch, &target_dir)?;
-        let builds = crate::ab::identical::compare(pair, &listed, args.allow_identical_builds)?;
-        if let Some(note) = builds.note() {
-            eprintln!("benchgate: {note}");
-            notes.push(note);
-        }
-        // The instruction bench is another executable, not compared here: a change to it alone
-        // leaves these the same, so its counts are taken and the rounds run.
-        if builds.skips_rounds() && !args.measure_identical && args.instructions.is_none() {
-            not_measured = Some(listed.union());
-        }
-    }
+    let Prepared {
+        notes,
+        not_measured,
+    } = prepare(args, &mut sides, bench.as_ref(), &scratch, &target_dir)?;
 
     let [base, head] = [&sides[0], &sides[1]];
     let mut context = Context {
@@ -273,4 +245,57 @@ async fn ab(args: &Options<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
         return Ok(2);
     }
     Ok(code)
+}
+
+/// What preparing the sides found: notes for the report, and with nothing to measure (the
+/// same executables, nothing else changed), the benchmarks that pass unmeasured.
+struct Prepared {
+    notes: Vec<String>,
+    not_measured: Option<Vec<String>>,
+}
+
+/// Aligns both sides' dependency versions, builds each side's bench executables (one target
+/// directory, so the dependencies are built once; each side's crates from its own sources,
+/// its executables kept aside: see side_build), checks the bench command against them and
+/// compares the builds.
+fn prepare(
+    args: &Options<'_>,
+    sides: &mut [Side],
+    bench: Option<&CargoBench>,
+    scratch: &Path,
+    target_dir: &Path,
+) -> anyhow::Result<Prepared> {
+    let mut notes = Vec::new();
+    if let Some(lockfile) = crate::ab::lockfile::align(sides, bench)? {
+        eprintln!("benchgate: {lockfile}");
+        notes.push(lockfile);
+    }
+    let mut not_measured = None;
+    if let Some(bench) = bench {
+        for dropped in &bench.dropped {
+            eprintln!(
+                "benchgate: leaving out `{dropped}`: every round writes a fresh Criterion directory, with no saved baseline in it"
+            );
+        }
+        for side in sides.iter_mut() {
+            let bin = scratch.join("bin").join(&side.name);
+            build_side(side, bench, target_dir, &bin)?;
+        }
+        let pair = [&sides[0], &sides[1]];
+        let listed = crate::ab::check_bench_command(pair, bench, scratch, target_dir)?;
+        let builds = crate::ab::identical::compare(pair, &listed, args.allow_identical_builds)?;
+        if let Some(note) = builds.note() {
+            eprintln!("benchgate: {note}");
+            notes.push(note);
+        }
+        // The instruction bench is another executable, not compared here: a change to it alone
+        // leaves these the same, so its counts are taken and the rounds run.
+        if builds.skips_rounds() && !args.measure_identical && args.instructions.is_none() {
+            not_measured = Some(listed.union());
+        }
+    }
+    Ok(Prepared {
+        notes,
+        not_measured,
+    })
 }

@@ -321,19 +321,7 @@ pub fn render_markdown_linked(
         },
         headline(decision)
     );
-    if let Some(incomplete) = &context.incomplete {
-        let _ = writeln!(out, "⚠️ **{}**\n", incomplete.sentence());
-        if !incomplete.stderr_tail.is_empty() {
-            let _ = writeln!(
-                out,
-                "<details><summary>Its last lines of standard error</summary>\n\n```text\n{}\n```\n\n</details>\n",
-                incomplete
-                    .stderr_tail
-                    .join("\n")
-                    .replace("```", "`\u{200b}``")
-            );
-        }
-    }
+    incomplete_note(&mut out, context);
     for note in &context.notes {
         let _ = writeln!(out, "{note}\n");
     }
@@ -414,21 +402,43 @@ pub fn render_markdown_linked(
         let _ = writeln!(out, "\n</details>\n");
     }
     if decision.verdict != Overall::NoBaseline && compared {
-        let _ = writeln!(
-            out,
-            "<details><summary>How benchgate decided</summary>\n\n{}\n",
-            comparison_sentence(decision, context, policy)
-        );
-        if let Some(builds) = builds_sentence(context) {
-            let _ = writeln!(out, "{builds}\n");
-        }
-        let _ = writeln!(
-            out,
-            "**change** is the head against the base, in the measure shown (time, or throughput where the benchmark declares one); **decided on** is the bound the verdict rests on; **detectable** is the smallest slowdown that would read `regressed` at this noise and round count; **rounds** is how many A/B rounds the verdict took; a round **set aside** moved more than {INTERFERED_CUT} robust spreads from the benchmark's other rounds (a neighbour on the machine slowing one run): `pass`, the change and its band rest on the rounds kept, and a `regressed` must hold with every round and without those; **stopped early** means more rounds, up to `--max-rounds`, had less than a {:.0}% chance of deciding it, so none were run.\n\n</details>",
-            FUTILITY_POWER * 100.0
-        );
+        how_decided(&mut out, decision, context, policy);
     }
     out
+}
+
+/// A job that stopped early: which round failed, and its last lines of standard error.
+fn incomplete_note(out: &mut String, context: &Context) {
+    if let Some(incomplete) = &context.incomplete {
+        let _ = writeln!(out, "⚠️ **{}**\n", incomplete.sentence());
+        if !incomplete.stderr_tail.is_empty() {
+            let _ = writeln!(
+                out,
+                "<details><summary>Its last lines of standard error</summary>\n\n```text\n{}\n```\n\n</details>\n",
+                incomplete
+                    .stderr_tail
+                    .join("\n")
+                    .replace("```", "`\u{200b}``")
+            );
+        }
+    }
+}
+
+/// The folded account of how the comparison was decided, and what each column means.
+fn how_decided(out: &mut String, decision: &Decision, context: &Context, policy: &Policy) {
+    let _ = writeln!(
+        out,
+        "<details><summary>How benchgate decided</summary>\n\n{}\n",
+        comparison_sentence(decision, context, policy)
+    );
+    if let Some(builds) = builds_sentence(context) {
+        let _ = writeln!(out, "{builds}\n");
+    }
+    let _ = writeln!(
+        out,
+        "**change** is the head against the base, in the measure shown (time, or throughput where the benchmark declares one); **decided on** is the bound the verdict rests on; **detectable** is the smallest slowdown that would read `regressed` at this noise and round count; **rounds** is how many A/B rounds the verdict took; a round **set aside** moved more than {INTERFERED_CUT} robust spreads from the benchmark's other rounds (a neighbour on the machine slowing one run): `pass`, the change and its band rest on the rounds kept, and a `regressed` must hold with every round and without those; **stopped early** means more rounds, up to `--max-rounds`, had less than a {:.0}% chance of deciding it, so none were run.\n\n</details>",
+        FUTILITY_POWER * 100.0
+    );
 }
 
 /// What a maintainer can do about a failing gate.
