@@ -46,6 +46,19 @@ pub const DEFAULT_LATENCY_INCREASE: f64 = 0.15;
 /// Default throughput limit: −10% throughput (a time ratio of 1/0.9).
 pub const DEFAULT_THROUGHPUT_DROP: f64 = 0.10;
 
+/// The configuration file an error is in: each error names it and the key at fault.
+struct At<'a>(&'a Path);
+
+impl At<'_> {
+    fn error(&self, key: String, message: String) -> Error {
+        Error::Config {
+            path: self.0.to_owned(),
+            key,
+            message,
+        }
+    }
+}
+
 /// The file's shape. Every table rejects unknown keys, so a typo is an error, not a silent default.
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -221,52 +234,60 @@ impl Default for Policy {
 impl Policy {
     /// Reads `benchgate.toml` text; `path` names the file in errors.
     pub fn from_toml(text: &str, path: &Path) -> Result<Self> {
-        let config_error = |key: String, message: String| Error::Config {
-            path: path.to_owned(),
-            key,
-            message,
-        };
+        let at = At(path);
         let deserializer = toml::Deserializer::parse(text)
-            .map_err(|e| config_error(".".to_owned(), one_line(&e.to_string())))?;
+            .map_err(|e| at.error(".".to_owned(), one_line(&e.to_string())))?;
         let file: ConfigFile = serde_path_to_error::deserialize(deserializer).map_err(|e| {
             let key = e.path().to_string();
-            config_error(key, one_line(&e.into_inner().to_string()))
+            at.error(key, one_line(&e.into_inner().to_string()))
         })?;
         let mut policy = Policy::default();
-        let gate = &file.gate;
+        policy.apply_gate(&file.gate, &at)?;
+        policy.ignore = file.ignore.iter().map(|p| Glob::new(p)).collect();
+        policy.apply_budgets(&file.budget, &at)?;
+        policy.apply_overrides(&file.overrides, &at)?;
+        policy.apply_quarantine(&file.quarantine, &at)?;
+        if let Some(section) = &file.instructions {
+            policy.apply_instructions(section, &at)?;
+        }
+        Ok(policy)
+    }
+
+    /// `[gate]`: the limits and how sure a verdict must be.
+    fn apply_gate(&mut self, gate: &GateSection, at: &At<'_>) -> Result<()> {
         if let Some(value) = &gate.latency_increase {
-            policy.latency_increase = percent(value, 0.0, 100.0)
-                .map_err(|m| config_error("gate.latency_increase".into(), m))?;
+            self.latency_increase = percent(value, 0.0, 100.0)
+                .map_err(|m| at.error("gate.latency_increase".into(), m))?;
         }
         if let Some(value) = &gate.throughput_drop {
-            policy.throughput_drop = percent(value, 0.0, 0.99)
-                .map_err(|m| config_error("gate.throughput_drop".into(), m))?;
+            self.throughput_drop = percent(value, 0.0, 0.99)
+                .map_err(|m| at.error("gate.throughput_drop".into(), m))?;
         }
         if let Some(value) = &gate.min_change {
-            policy.min_change =
-                percent(value, 0.0, 1.0).map_err(|m| config_error("gate.min_change".into(), m))?;
+            self.min_change =
+                percent(value, 0.0, 1.0).map_err(|m| at.error("gate.min_change".into(), m))?;
         }
         if let Some(value) = gate.confidence {
             if !(0.5..1.0).contains(&value) {
-                return Err(config_error(
+                return Err(at.error(
                     "gate.confidence".into(),
                     format!("is {value}; expected a fraction in [0.5, 1), e.g. 0.95"),
                 ));
             }
-            policy.confidence = value;
+            self.confidence = value;
         }
         if let Some(value) = gate.false_alarm_rate {
             if !(value > 0.0 && value < 0.5) {
-                return Err(config_error(
+                return Err(at.error(
                     "gate.false_alarm_rate".into(),
                     format!("is {value}; expected a fraction in (0, 0.5), e.g. 0.05"),
                 ));
             }
-            policy.false_alarm_rate = value;
+            self.false_alarm_rate = value;
         }
         if let Some(name) = &gate.statistic {
-            policy.statistic = Statistic::parse(name).ok_or_else(|| {
-                config_error(
+            self.statistic = Statistic::parse(name).ok_or_else(|| {
+                at.error(
                     "gate.statistic".into(),
                     format!(
                         "is {name:?}; expected \"median\", \"min\" or a quantile such as \"p10\""
@@ -274,24 +295,28 @@ impl Policy {
                 )
             })?;
         }
-        policy.ignore = file.ignore.iter().map(|p| Glob::new(p)).collect();
-        for (i, section) in file.budget.iter().enumerate() {
+        Ok(())
+    }
+
+    /// `[[budget]]`: absolute bounds on a benchmark's statistic.
+    fn apply_budgets(&mut self, sections: &[BudgetSection], at: &At<'_>) -> Result<()> {
+        for (i, section) in sections.iter().enumerate() {
             let key = |name: &str| format!("budget[{i}].{name}");
             let statistic = match section.statistic.as_deref() {
                 None => crate::budget::BudgetStatistic::Median,
                 Some(name) => crate::budget::BudgetStatistic::parse(name).ok_or_else(|| {
-                    config_error(
+                    at.error(
                         key("statistic"),
                         format!("is {name:?}; expected median, mean, p95, p99 or throughput"),
                     )
                 })?,
             };
             let bound = crate::budget::parse_bound(&section.bound)
-                .map_err(|m| config_error(key("bound"), m))?;
+                .map_err(|m| at.error(key("bound"), m))?;
             if section.benchmark.trim().is_empty() {
-                return Err(config_error(key("benchmark"), "is empty".into()));
+                return Err(at.error(key("benchmark"), "is empty".into()));
             }
-            policy.budgets.push(crate::budget::Budget {
+            self.budgets.push(crate::budget::Budget {
                 benchmark: Glob::new(&section.benchmark),
                 pattern: section.benchmark.clone(),
                 statistic,
@@ -300,71 +325,84 @@ impl Policy {
                 warn: section.warn,
             });
         }
-        for (i, section) in file.overrides.iter().enumerate() {
+        Ok(())
+    }
+
+    /// `[[override]]`: other limits for some benchmarks.
+    fn apply_overrides(&mut self, sections: &[OverrideSection], at: &At<'_>) -> Result<()> {
+        for (i, section) in sections.iter().enumerate() {
             let key = |name: &str| format!("override[{i}].{name}");
             let latency_increase = section
                 .latency_increase
                 .as_deref()
                 .map(|v| percent(v, 0.0, 100.0))
                 .transpose()
-                .map_err(|m| config_error(key("latency_increase"), m))?;
+                .map_err(|m| at.error(key("latency_increase"), m))?;
             let throughput_drop = section
                 .throughput_drop
                 .as_deref()
                 .map(|v| percent(v, 0.0, 0.99))
                 .transpose()
-                .map_err(|m| config_error(key("throughput_drop"), m))?;
+                .map_err(|m| at.error(key("throughput_drop"), m))?;
             if latency_increase.is_none() && throughput_drop.is_none() {
-                return Err(config_error(
+                return Err(at.error(
                     key("benchmarks"),
                     "an override needs latency_increase or throughput_drop".to_owned(),
                 ));
             }
-            policy.overrides.push(Override {
+            self.overrides.push(Override {
                 benchmarks: Glob::new(&section.benchmarks),
                 latency_increase,
                 throughput_drop,
             });
         }
-        for (i, section) in file.quarantine.iter().enumerate() {
+        Ok(())
+    }
+
+    /// `[[quarantine]]`: benchmarks that may not decide the gate, and why.
+    fn apply_quarantine(&mut self, sections: &[QuarantineSection], at: &At<'_>) -> Result<()> {
+        for (i, section) in sections.iter().enumerate() {
             let key = |name: &str| format!("quarantine[{i}].{name}");
             if section.benchmarks.trim().is_empty() {
-                return Err(config_error(key("benchmarks"), "is empty".into()));
+                return Err(at.error(key("benchmarks"), "is empty".into()));
             }
             if section.reason.trim().is_empty() {
-                return Err(config_error(
+                return Err(at.error(
                     key("reason"),
                     "is empty; say why these benchmarks may not decide the gate".into(),
                 ));
             }
-            policy.quarantine.push(Quarantine {
+            self.quarantine.push(Quarantine {
                 benchmarks: Glob::new(&section.benchmarks),
                 reason: section.reason.trim().to_owned(),
             });
         }
-        if let Some(section) = &file.instructions {
-            if let Some(decide) = section.decide {
-                policy.counts.decide = decide;
-            }
-            for (key, event, value) in [
-                ("instructions", "instructions", &section.instructions),
-                (
-                    "estimated_cycles",
-                    "estimated cycles",
-                    &section.estimated_cycles,
-                ),
-                ("l1_hits", "L1 hits", &section.l1_hits),
-                ("ll_hits", "LL hits", &section.ll_hits),
-                ("ram_hits", "RAM hits", &section.ram_hits),
-            ] {
-                let Some(value) = value else { continue };
-                let limit = percent(value, 0.0, 100.0)
-                    .map_err(|m| config_error(format!("instructions.{key}"), m))?;
-                policy.counts.limits.retain(|(name, _)| *name != event);
-                policy.counts.limits.push((event, limit));
-            }
+        Ok(())
+    }
+
+    /// `[instructions]`: exact counts' limits and whether they decide.
+    fn apply_instructions(&mut self, section: &InstructionsSection, at: &At<'_>) -> Result<()> {
+        if let Some(decide) = section.decide {
+            self.counts.decide = decide;
         }
-        Ok(policy)
+        for (key, event, value) in [
+            ("instructions", "instructions", &section.instructions),
+            (
+                "estimated_cycles",
+                "estimated cycles",
+                &section.estimated_cycles,
+            ),
+            ("l1_hits", "L1 hits", &section.l1_hits),
+            ("ll_hits", "LL hits", &section.ll_hits),
+            ("ram_hits", "RAM hits", &section.ram_hits),
+        ] {
+            let Some(value) = value else { continue };
+            let limit = percent(value, 0.0, 100.0)
+                .map_err(|m| at.error(format!("instructions.{key}"), m))?;
+            self.counts.limits.retain(|(name, _)| *name != event);
+            self.counts.limits.push((event, limit));
+        }
+        Ok(())
     }
 
     /// Why a benchmark is quarantined, if it is.
