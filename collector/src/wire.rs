@@ -264,78 +264,7 @@ impl RunDocument {
             if !seen.insert(m.id.clone()) {
                 return Err(invalid(at("id"), format!("{:?} appears twice", m.id)));
             }
-            if !(m.confidence_level > 0.0 && m.confidence_level < 1.0) {
-                return Err(invalid(at("confidence_level"), "must lie in (0, 1)"));
-            }
-            let estimate = |e: EstimateDocument, name: &str| -> Result<Estimate, DocumentError> {
-                for (value, part) in [(e.point, "point"), (e.lower, "lower"), (e.upper, "upper")] {
-                    if !(value.is_finite() && value >= 0.0) {
-                        return Err(invalid(
-                            at(&format!("{name}.{part}")),
-                            format!("is {value}; times are finite and not negative"),
-                        ));
-                    }
-                }
-                Ok(Estimate {
-                    point: e.point,
-                    lower: e.lower,
-                    upper: e.upper,
-                    confidence_level: m.confidence_level,
-                })
-            };
-            let throughput = match &m.throughput {
-                None => None,
-                Some(t) => Some(
-                    Throughput::from_parts(&t.kind, t.amount, t.bytes).ok_or_else(|| {
-                        invalid(
-                            at("throughput.kind"),
-                            format!("{:?} is not a throughput kind", t.kind),
-                        )
-                    })?,
-                ),
-            };
-            let samples = Samples::new(m.samples.iters, m.samples.times)
-                .map_err(|(field, reason)| invalid(at(&format!("samples.{field}")), reason))?;
-            let custom = match m.metric {
-                None => None,
-                Some(metric) => {
-                    let unit = metric.unit.trim();
-                    if unit.is_empty() || unit.len() > 32 {
-                        return Err(invalid(at("metric.unit"), "must be 1 to 32 characters"));
-                    }
-                    let direction = Direction::parse(&metric.direction).ok_or_else(|| {
-                        invalid(
-                            at("metric.direction"),
-                            format!(
-                                "is {:?}; expected \"lower\" or \"higher\"",
-                                metric.direction
-                            ),
-                        )
-                    })?;
-                    Some(CustomMetric {
-                        unit: unit.to_owned(),
-                        direction,
-                    })
-                }
-            };
-            let measurement = Measurement {
-                id,
-                throughput,
-                mean: estimate(m.mean, "mean")?,
-                median: estimate(m.median, "median")?,
-                sampling_mode: m.sampling_mode,
-                samples,
-                custom,
-            };
-            measurement.check_plausible().map_err(|(field, reason)| {
-                let field = field
-                    .replacen("times", "samples.times", 1)
-                    .replacen("point_estimate", "point", 1)
-                    .replacen("confidence_interval.lower_bound", "lower", 1)
-                    .replacen("confidence_interval.upper_bound", "upper", 1);
-                invalid(at(&field), reason)
-            })?;
-            measurements.push(measurement);
+            measurements.push(measurement_of(id, m, &at)?);
         }
         measurements.sort_by(|a, b| a.id.cmp(&b.id));
         Ok(NewRun {
@@ -352,6 +281,89 @@ impl RunDocument {
             measurements,
         })
     }
+}
+
+/// One measurement of a run document, every field checked; `at` names a field of it.
+fn measurement_of(
+    id: BenchmarkId,
+    m: MeasurementDocument,
+    at: &dyn Fn(&str) -> String,
+) -> Result<Measurement, DocumentError> {
+    if !(m.confidence_level > 0.0 && m.confidence_level < 1.0) {
+        return Err(invalid(at("confidence_level"), "must lie in (0, 1)"));
+    }
+    let estimate = |e: EstimateDocument, name: &str| -> Result<Estimate, DocumentError> {
+        for (value, part) in [(e.point, "point"), (e.lower, "lower"), (e.upper, "upper")] {
+            if !(value.is_finite() && value >= 0.0) {
+                return Err(invalid(
+                    at(&format!("{name}.{part}")),
+                    format!("is {value}; times are finite and not negative"),
+                ));
+            }
+        }
+        Ok(Estimate {
+            point: e.point,
+            lower: e.lower,
+            upper: e.upper,
+            confidence_level: m.confidence_level,
+        })
+    };
+    let throughput = match &m.throughput {
+        None => None,
+        Some(t) => Some(
+            Throughput::from_parts(&t.kind, t.amount, t.bytes).ok_or_else(|| {
+                invalid(
+                    at("throughput.kind"),
+                    format!("{:?} is not a throughput kind", t.kind),
+                )
+            })?,
+        ),
+    };
+    let samples = Samples::new(m.samples.iters, m.samples.times)
+        .map_err(|(field, reason)| invalid(at(&format!("samples.{field}")), reason))?;
+    let custom = m.metric.map(|metric| custom_of(metric, at)).transpose()?;
+    let measurement = Measurement {
+        id,
+        throughput,
+        mean: estimate(m.mean, "mean")?,
+        median: estimate(m.median, "median")?,
+        sampling_mode: m.sampling_mode,
+        samples,
+        custom,
+    };
+    measurement.check_plausible().map_err(|(field, reason)| {
+        let field = field
+            .replacen("times", "samples.times", 1)
+            .replacen("point_estimate", "point", 1)
+            .replacen("confidence_interval.lower_bound", "lower", 1)
+            .replacen("confidence_interval.upper_bound", "upper", 1);
+        invalid(at(&field), reason)
+    })?;
+    Ok(measurement)
+}
+
+/// A custom metric's unit and direction, checked.
+fn custom_of(
+    metric: MetricDocument,
+    at: &dyn Fn(&str) -> String,
+) -> Result<CustomMetric, DocumentError> {
+    let unit = metric.unit.trim();
+    if unit.is_empty() || unit.len() > 32 {
+        return Err(invalid(at("metric.unit"), "must be 1 to 32 characters"));
+    }
+    let direction = Direction::parse(&metric.direction).ok_or_else(|| {
+        invalid(
+            at("metric.direction"),
+            format!(
+                "is {:?}; expected \"lower\" or \"higher\"",
+                metric.direction
+            ),
+        )
+    })?;
+    Ok(CustomMetric {
+        unit: unit.to_owned(),
+        direction,
+    })
 }
 
 /// Milliseconds since the epoch, for [`RunDocument::recorded_at_ms`].
