@@ -1,6 +1,7 @@
 //! SVG charts: the large trend chart of one benchmark (plotters) and the index's sparklines.
 
 pub use benchgate_gate::report::{format_measure, format_ns};
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use crate::changepoint::ChangePoint;
@@ -56,23 +57,7 @@ pub fn trend_svg(
     {
         let root = SVGBackend::with_string(&mut svg, (960, 420)).into_drawing_area();
         root.fill(&WHITE).ok()?;
-        let low = points
-            .iter()
-            .map(|p| scale.y(p.lower.min(p.value).min(p.fastest)))
-            .fold(f64::INFINITY, f64::min);
-        let high = points
-            .iter()
-            .map(|p| scale.y(p.upper.max(p.value)))
-            .fold(f64::NEG_INFINITY, f64::max);
-        let pad = match scale {
-            Scale::Linear => ((high - low) * 0.08).max(high * 0.01),
-            Scale::Log => ((high - low) * 0.08).max(0.01),
-        };
-        let y_bottom = match scale {
-            Scale::Linear => (low - pad).max(0.0),
-            Scale::Log => low - pad,
-        };
-        let y_top = high + pad;
+        let (y_bottom, y_top) = y_range(points, scale);
         let n = points.len();
         let mut chart = ChartBuilder::on(&root)
             .caption(title, ("sans-serif", 18))
@@ -106,42 +91,7 @@ pub fn trend_svg(
             .light_line_style(RGBColor(235, 235, 235))
             .draw()
             .ok()?;
-        // The interval band: upper edge forwards, lower edge back.
-        let band: Vec<(f64, f64)> = points
-            .iter()
-            .enumerate()
-            .map(|(i, p)| (i as f64, scale.y(p.upper)))
-            .chain(
-                points
-                    .iter()
-                    .enumerate()
-                    .rev()
-                    .map(|(i, p)| (i as f64, scale.y(p.lower))),
-            )
-            .collect();
-        chart
-            .draw_series(std::iter::once(Polygon::new(band, BLUE.mix(0.15).filled())))
-            .ok()?;
-        chart
-            .draw_series(LineSeries::new(
-                points
-                    .iter()
-                    .enumerate()
-                    .map(|(i, p)| (i as f64, scale.y(p.value))),
-                BLUE.mix(0.5).stroke_width(1),
-            ))
-            .ok()?;
-        // What the gate judges: each run's fastest iteration, a grey line (no markers: the
-        // circles are the medians, each with its tooltip).
-        chart
-            .draw_series(LineSeries::new(
-                points
-                    .iter()
-                    .enumerate()
-                    .map(|(i, p)| (i as f64, scale.y(p.fastest))),
-                RGBColor(110, 119, 129).stroke_width(1),
-            ))
-            .ok()?;
+        draw_values(&mut chart, points, scale)?;
         for change in changes {
             let x = change.index as f64 - 0.5;
             chart
@@ -151,53 +101,133 @@ pub fn trend_svg(
                 )))
                 .ok()?;
         }
-        let orange = RGBColor(217, 119, 6);
-        let x_end = (n as f64 - 0.5).max(0.5);
-        // A budget off a log axis (zero or below) cannot be drawn on it.
-        for budget in budgets.iter().filter(|b| scale.fits(b.ns)) {
-            let level = scale.y(budget.ns);
-            // Dashes: short segments along the bound.
-            let mut x = -0.5;
-            let dash = (x_end + 0.5) / 60.0;
-            while x < x_end {
-                chart
-                    .draw_series(std::iter::once(PathElement::new(
-                        vec![(x, level), ((x + dash).min(x_end), level)],
-                        orange.stroke_width(2),
-                    )))
-                    .ok()?;
-                x += 2.0 * dash;
-            }
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    budget.label.clone(),
-                    (-0.3, level),
-                    ("sans-serif", 13).into_font().color(&orange),
-                )))
-                .ok()?;
-        }
-        chart
-            .draw_series(
-                points
-                    .iter()
-                    .enumerate()
-                    .map(|(i, p)| Circle::new((i as f64, scale.y(p.value)), 3, BLUE.filled())),
-            )
-            .ok()?;
-        chart
-            .draw_series(
-                points
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, p)| p.overridden)
-                    .map(|(i, p)| {
-                        TriangleMarker::new((i as f64, scale.y(p.value)), 7, GREEN.filled())
-                    }),
-            )
-            .ok()?;
+        draw_budgets(&mut chart, budgets, scale, (n as f64 - 0.5).max(0.5))?;
+        draw_markers(&mut chart, points, scale)?;
         root.present().ok()?;
     }
     Some(with_tooltips(&svg, points, unit, commit_url))
+}
+
+/// The trend chart's drawing area: runs along x, values (or their logarithms) along y.
+type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// The y axis's range: every value, interval and fastest iteration, with a margin.
+fn y_range(points: &[Point], scale: Scale) -> (f64, f64) {
+    let low = points
+        .iter()
+        .map(|p| scale.y(p.lower.min(p.value).min(p.fastest)))
+        .fold(f64::INFINITY, f64::min);
+    let high = points
+        .iter()
+        .map(|p| scale.y(p.upper.max(p.value)))
+        .fold(f64::NEG_INFINITY, f64::max);
+    let pad = match scale {
+        Scale::Linear => ((high - low) * 0.08).max(high * 0.01),
+        Scale::Log => ((high - low) * 0.08).max(0.01),
+    };
+    let y_bottom = match scale {
+        Scale::Linear => (low - pad).max(0.0),
+        Scale::Log => low - pad,
+    };
+    (y_bottom, high + pad)
+}
+
+/// Each run's interval (a band), its median (a line) and its fastest iteration (a grey line).
+fn draw_values(chart: &mut Chart<'_, '_>, points: &[Point], scale: Scale) -> Option<()> {
+    // The interval band: upper edge forwards, lower edge back.
+    let band: Vec<(f64, f64)> = points
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (i as f64, scale.y(p.upper)))
+        .chain(
+            points
+                .iter()
+                .enumerate()
+                .rev()
+                .map(|(i, p)| (i as f64, scale.y(p.lower))),
+        )
+        .collect();
+    chart
+        .draw_series(std::iter::once(Polygon::new(band, BLUE.mix(0.15).filled())))
+        .ok()?;
+    chart
+        .draw_series(LineSeries::new(
+            points
+                .iter()
+                .enumerate()
+                .map(|(i, p)| (i as f64, scale.y(p.value))),
+            BLUE.mix(0.5).stroke_width(1),
+        ))
+        .ok()?;
+    // What the gate judges: each run's fastest iteration, a grey line (no markers: the
+    // circles are the medians, each with its tooltip).
+    chart
+        .draw_series(LineSeries::new(
+            points
+                .iter()
+                .enumerate()
+                .map(|(i, p)| (i as f64, scale.y(p.fastest))),
+            RGBColor(110, 119, 129).stroke_width(1),
+        ))
+        .ok()?;
+    Some(())
+}
+
+/// Each budget a dashed orange line at its bound, labelled.
+fn draw_budgets(
+    chart: &mut Chart<'_, '_>,
+    budgets: &[BudgetLine],
+    scale: Scale,
+    x_end: f64,
+) -> Option<()> {
+    let orange = RGBColor(217, 119, 6);
+    // A budget off a log axis (zero or below) cannot be drawn on it.
+    for budget in budgets.iter().filter(|b| scale.fits(b.ns)) {
+        let level = scale.y(budget.ns);
+        // Dashes: short segments along the bound.
+        let mut x = -0.5;
+        let dash = (x_end + 0.5) / 60.0;
+        while x < x_end {
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![(x, level), ((x + dash).min(x_end), level)],
+                    orange.stroke_width(2),
+                )))
+                .ok()?;
+            x += 2.0 * dash;
+        }
+        chart
+            .draw_series(std::iter::once(Text::new(
+                budget.label.clone(),
+                (-0.3, level),
+                ("sans-serif", 13).into_font().color(&orange),
+            )))
+            .ok()?;
+    }
+    Some(())
+}
+
+/// Each run's median a blue circle (with its tooltip, added after), an overridden commit's a
+/// green triangle.
+fn draw_markers(chart: &mut Chart<'_, '_>, points: &[Point], scale: Scale) -> Option<()> {
+    chart
+        .draw_series(
+            points
+                .iter()
+                .enumerate()
+                .map(|(i, p)| Circle::new((i as f64, scale.y(p.value)), 3, BLUE.filled())),
+        )
+        .ok()?;
+    chart
+        .draw_series(
+            points
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| p.overridden)
+                .map(|(i, p)| TriangleMarker::new((i as f64, scale.y(p.value)), 7, GREEN.filled())),
+        )
+        .ok()?;
+    Some(())
 }
 
 /// Above this ratio of the largest value to the smallest, the trend is drawn on a log axis: on a
