@@ -150,26 +150,17 @@ fn draw_values(chart: &mut Chart<'_, '_>, points: &[Point], scale: Scale) -> Opt
     chart
         .draw_series(std::iter::once(Polygon::new(band, BLUE.mix(0.15).filled())))
         .ok()?;
-    chart
-        .draw_series(LineSeries::new(
-            points
-                .iter()
-                .enumerate()
-                .map(|(i, p)| (i as f64, scale.y(p.value))),
-            BLUE.mix(0.5).stroke_width(1),
-        ))
-        .ok()?;
+    let mut line = |value: fn(&Point) -> f64, style: ShapeStyle| {
+        let at = points
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (i as f64, scale.y(value(p))));
+        chart.draw_series(LineSeries::new(at, style)).ok().map(drop)
+    };
+    line(|p| p.value, BLUE.mix(0.5).stroke_width(1))?;
     // What the gate judges: each run's fastest iteration, a grey line (no markers: the
     // circles are the medians, each with its tooltip).
-    chart
-        .draw_series(LineSeries::new(
-            points
-                .iter()
-                .enumerate()
-                .map(|(i, p)| (i as f64, scale.y(p.fastest))),
-            RGBColor(110, 119, 129).stroke_width(1),
-        ))
-        .ok()?;
+    line(|p| p.fastest, RGBColor(110, 119, 129).stroke_width(1))?;
     Some(())
 }
 

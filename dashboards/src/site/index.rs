@@ -124,6 +124,41 @@ pub(super) fn machine_index(
         escape(short(&machine.fingerprint)),
         escape(&describe(machine))
     );
+    machines_list(&mut body, repository, machine);
+    suite_steps(&mut body, repository, suite);
+    // The machine's newest run: a benchmark not in it is no longer run.
+    let newest = rows
+        .iter()
+        .filter_map(|r| r.series.points.last().map(run_key))
+        .max();
+    let standing: Vec<Standing> = rows.iter().map(|row| standing(row, newest)).collect();
+    let mut ordered: Vec<(&Row<'_>, &Standing)> = rows.iter().zip(&standing).collect();
+    // What needs a look first (a recent change point, or a newest run far off its typical
+    // level): for the worse before for the better, the largest move first; benchmarks no
+    // longer run last.
+    ordered.sort_by(|(a, sa), (b, sb)| {
+        a.urgency(sa)
+            .cmp(&b.urgency(sb))
+            .then_with(|| sb.size().total_cmp(&sa.size()))
+            .then_with(|| a.series.benchmark.cmp(&b.series.benchmark))
+    });
+    let _ = write!(
+        body,
+        "<h2>Benchmarks ({})</h2><p><input type=\"search\" id=\"filter\" placeholder=\"Filter benchmarks\" aria-label=\"Filter benchmarks\"></p><p class=\"muted\">The newest run against the median of the {TYPICAL} runs before it, and against the median of the {TYPICAL} runs before the month before; coloured only beyond the benchmark's own run-to-run noise (4 × its robust spread, at least {FLAT_PERCENT}%).</p><div class=\"table\"><table id=\"benchmarks\"><thead><tr><th>benchmark</th><th>newest</th><th>vs typical</th><th>vs 30 days before</th><th>trend</th></tr></thead><tbody>",
+        rows.len()
+    );
+    for (row, standing) in ordered {
+        benchmark_row(&mut body, row, standing);
+    }
+    body.push_str("</tbody></table></div>");
+    body.push_str(
+        "<script>document.getElementById('filter').addEventListener('input', function (e) {\n  var q = e.target.value.toLowerCase();\n  document.querySelectorAll('#benchmarks tbody tr').forEach(function (row) {\n    row.hidden = q !== '' && row.dataset.name.indexOf(q) < 0;\n  });\n});</script>",
+    );
+    page(&format!("{} benchmarks", repository.name), 3, &body)
+}
+
+/// The other machines of the repository, each with what differs from this one.
+fn machines_list(body: &mut String, repository: &Repository, machine: &Machine) {
     // The fingerprint selector, with what differs between machines.
     if repository.machines.len() > 1 {
         body.push_str("<h2>Machines</h2><ul class=\"machines\">");
@@ -160,6 +195,10 @@ pub(super) fn machine_index(
         }
         body.push_str("</ul>");
     }
+}
+
+/// The steps the whole suite took, newest first, the older ones folded.
+fn suite_steps(body: &mut String, repository: &Repository, suite: &[SuiteStep<'_>]) {
     if !suite.is_empty() {
         let _ = write!(
             body,
@@ -189,83 +228,60 @@ pub(super) fn machine_index(
             body.push_str("</details>");
         }
     }
-    // The machine's newest run: a benchmark not in it is no longer run.
-    let newest = rows
+}
+
+/// One benchmark's row of the index: its newest value and how far it moved, with badges for
+/// an open change point and a newest run off its typical level.
+fn benchmark_row(body: &mut String, row: &Row<'_>, standing: &Standing) {
+    let points = &row.series.points;
+    let Some(latest) = points.last() else {
+        return;
+    };
+    let spark: Vec<f64> = points
         .iter()
-        .filter_map(|r| r.series.points.last().map(run_key))
-        .max();
-    let standing: Vec<Standing> = rows.iter().map(|row| standing(row, newest)).collect();
-    let mut ordered: Vec<(&Row<'_>, &Standing)> = rows.iter().zip(&standing).collect();
-    // What needs a look first (a recent change point, or a newest run far off its typical
-    // level): for the worse before for the better, the largest move first; benchmarks no
-    // longer run last.
-    ordered.sort_by(|(a, sa), (b, sb)| {
-        a.urgency(sa)
-            .cmp(&b.urgency(sb))
-            .then_with(|| sb.size().total_cmp(&sa.size()))
-            .then_with(|| a.series.benchmark.cmp(&b.series.benchmark))
-    });
+        .rev()
+        .take(40)
+        .rev()
+        .map(|p| p.value)
+        .collect();
+    // Worse is red, better green: a time's worse is higher, a rate's lower.
+    let higher = row.series.higher_is_better;
+    let badge_of = |what: &str, ratio: f64| {
+        let (class, words) = judged(ratio, higher);
+        format!(
+            " <span class=\"badge {class}\" title=\"{what} {words}\">{what} {:+.1}%</span>",
+            (ratio - 1.0) * 100.0
+        )
+    };
+    let mut badge = row
+        .open_change()
+        .and_then(|i| row.changes.iter().find(|c| c.index == i))
+        .map(|c| badge_of("change", c.ratio))
+        .unwrap_or_default();
+    if let (Some(ratio), false) = (standing.jump, standing.stale) {
+        badge.push_str(&badge_of("newest run", ratio));
+    }
+    let newest_cell = if standing.stale {
+        format!(
+            "<span class=\"muted\">not run since {}</span>",
+            date(latest.recorded_at_ms)
+        )
+    } else {
+        format_measure(latest.value, row.series.unit.as_deref())
+    };
     let _ = write!(
         body,
-        "<h2>Benchmarks ({})</h2><p><input type=\"search\" id=\"filter\" placeholder=\"Filter benchmarks\" aria-label=\"Filter benchmarks\"></p><p class=\"muted\">The newest run against the median of the {TYPICAL} runs before it, and against the median of the {TYPICAL} runs before the month before; coloured only beyond the benchmark's own run-to-run noise (4 × its robust spread, at least {FLAT_PERCENT}%).</p><div class=\"table\"><table id=\"benchmarks\"><thead><tr><th>benchmark</th><th>newest</th><th>vs typical</th><th>vs 30 days before</th><th>trend</th></tr></thead><tbody>",
-        rows.len()
-    );
-    for (row, standing) in ordered {
-        let points = &row.series.points;
-        let Some(latest) = points.last() else {
-            continue;
-        };
-        let spark: Vec<f64> = points
-            .iter()
-            .rev()
-            .take(40)
-            .rev()
-            .map(|p| p.value)
-            .collect();
-        // Worse is red, better green: a time's worse is higher, a rate's lower.
-        let higher = row.series.higher_is_better;
-        let badge_of = |what: &str, ratio: f64| {
-            let (class, words) = judged(ratio, higher);
-            format!(
-                " <span class=\"badge {class}\" title=\"{what} {words}\">{what} {:+.1}%</span>",
-                (ratio - 1.0) * 100.0
-            )
-        };
-        let mut badge = row
-            .open_change()
-            .and_then(|i| row.changes.iter().find(|c| c.index == i))
-            .map(|c| badge_of("change", c.ratio))
-            .unwrap_or_default();
-        if let (Some(ratio), false) = (standing.jump, standing.stale) {
-            badge.push_str(&badge_of("newest run", ratio));
-        }
-        let newest_cell = if standing.stale {
-            format!(
-                "<span class=\"muted\">not run since {}</span>",
-                date(latest.recorded_at_ms)
-            )
+        "<tr data-name=\"{}\"{}><td><a href=\"b/{}.html\">{}</a>{badge}</td><td class=\"num\">{newest_cell}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+        escape(&row.series.benchmark.to_lowercase()),
+        if standing.stale {
+            " class=\"stale\""
         } else {
-            format_measure(latest.value, row.series.unit.as_deref())
-        };
-        let _ = write!(
-            body,
-            "<tr data-name=\"{}\"{}><td><a href=\"b/{}.html\">{}</a>{badge}</td><td class=\"num\">{newest_cell}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
-            escape(&row.series.benchmark.to_lowercase()),
-            if standing.stale {
-                " class=\"stale\""
-            } else {
-                ""
-            },
-            slug(&row.series.benchmark),
-            escape(&row.series.benchmark),
-            standing.typical.map_or("—".to_owned(), |m| m.cell(higher)),
-            standing.month.map_or("—".to_owned(), |m| m.cell(higher)),
-            sparkline_svg(&spark)
-        );
-    }
-    body.push_str("</tbody></table></div>");
-    body.push_str(
-        "<script>document.getElementById('filter').addEventListener('input', function (e) {\n  var q = e.target.value.toLowerCase();\n  document.querySelectorAll('#benchmarks tbody tr').forEach(function (row) {\n    row.hidden = q !== '' && row.dataset.name.indexOf(q) < 0;\n  });\n});</script>",
+            ""
+        },
+        slug(&row.series.benchmark),
+        escape(&row.series.benchmark),
+        standing.typical.map_or("—".to_owned(), |m| m.cell(higher)),
+        standing.month.map_or("—".to_owned(), |m| m.cell(higher)),
+        sparkline_svg(&spark)
     );
-    page(&format!("{} benchmarks", repository.name), 3, &body)
 }
