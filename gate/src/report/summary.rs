@@ -249,111 +249,10 @@ pub fn read_summary(path: &std::path::Path, text: &str) -> crate::Result<ReadSum
             "must lie in (0, 1)".into(),
         ));
     }
-    // Text a fork's artifact puts into the comment: short lines, no control characters.
-    let plain = |text: &str| text.len() <= MAX_ID_LENGTH && !text.chars().any(char::is_control);
-    for (i, note) in summary.notes.iter().enumerate() {
-        if !plain(note) {
-            return Err(error(
-                format!("notes[{i}]"),
-                format!("must be at most {MAX_ID_LENGTH} characters without control characters"),
-            ));
-        }
-    }
-    if let Some(incomplete) = &summary.incomplete {
-        let lines_ok = incomplete.stderr_tail.len() <= crate::report::MAX_STDERR_TAIL
-            && incomplete.stderr_tail.iter().all(|l| plain(l));
-        if !(plain(&incomplete.side) && plain(&incomplete.failure) && lines_ok) {
-            return Err(error(
-                "incomplete".into(),
-                format!(
-                    "at most {} lines of at most {MAX_ID_LENGTH} characters without control characters",
-                    crate::report::MAX_STDERR_TAIL
-                ),
-            ));
-        }
-        if incomplete.round < 2 {
-            return Err(error(
-                "incomplete.round".into(),
-                "a job that stopped early completed at least its first round".into(),
-            ));
-        }
-    }
+    check_texts(&summary.notes, summary.incomplete.as_ref(), &error)?;
     let mut benchmarks = Vec::with_capacity(summary.benchmarks.len());
     for (i, b) in summary.benchmarks.into_iter().enumerate() {
-        let field = |name: &str| format!("benchmarks[{i}].{name}");
-        let id = b.id.into_owned();
-        if id.is_empty() || id.len() > MAX_ID_LENGTH || id.chars().any(char::is_control) {
-            return Err(error(
-                field("id"),
-                format!("must be 1 to {MAX_ID_LENGTH} characters without control characters"),
-            ));
-        }
-        if !(b.limit.is_finite() && b.limit > 1.0) {
-            return Err(error(field("limit"), "must be a time ratio above 1".into()));
-        }
-        let throughput = match b.throughput {
-            None => None,
-            Some(t) => {
-                let kind = [
-                    "Bytes",
-                    "BytesDecimal",
-                    "Elements",
-                    "Bits",
-                    "ElementsAndBytes",
-                ]
-                .into_iter()
-                .find(|k| *k == t.kind)
-                .ok_or_else(|| {
-                    error(
-                        field("throughput.kind"),
-                        format!("{:?} is not a Criterion throughput kind", t.kind),
-                    )
-                })?;
-                Some((kind, t.amount))
-            }
-        };
-        let quarantined = b.quarantined.map(Cow::into_owned);
-        if quarantined
-            .as_deref()
-            .is_some_and(|r| r.len() > MAX_ID_LENGTH || r.chars().any(char::is_control))
-        {
-            return Err(error(
-                field("quarantined"),
-                format!("must be at most {MAX_ID_LENGTH} characters without control characters"),
-            ));
-        }
-        if b.set_aside >= b.rounds.max(1) {
-            return Err(error(
-                field("set_aside"),
-                format!(
-                    "{} rounds set aside of {}: a verdict keeps at least one",
-                    b.set_aside, b.rounds
-                ),
-            ));
-        }
-        benchmarks.push(BenchmarkResult {
-            id,
-            metric: b.metric,
-            unit: b.unit.map(Cow::into_owned),
-            verdict: b.verdict,
-            base_ns: b.base,
-            head_ns: b.head,
-            throughput_per_iteration: throughput,
-            ratio: b.ratio,
-            limit: b.limit,
-            noise: b.noise,
-            interval: b.interval.map(|[low, high]| (low, high)),
-            p_slower: b.p_slower,
-            noise_source: b.noise_source,
-            uncalibrated: b.uncalibrated,
-            rounds: b.rounds,
-            set_aside: b.set_aside,
-            bound: b.bound,
-            detectable: b.detectable,
-            too_noisy: b.too_noisy,
-            futile: b.futile,
-            quarantined,
-        });
+        benchmarks.push(benchmark_of(i, b, &error)?);
     }
     let policy = Policy {
         statistic,
@@ -382,6 +281,129 @@ pub fn read_summary(path: &std::path::Path, text: &str) -> crate::Result<ReadSum
             notes: summary.notes.into_iter().map(Cow::into_owned).collect(),
         },
         policy,
+    })
+}
+
+/// How a summary's field error is made: the field, the message.
+type FieldError<'a> = dyn Fn(String, String) -> crate::Error + 'a;
+
+/// The notes and the account of a job that stopped early: text a fork's artifact puts into
+/// the comment, so short lines and no control characters.
+fn check_texts(
+    notes: &[Cow<'_, str>],
+    incomplete: Option<&Incomplete>,
+    error: &FieldError<'_>,
+) -> crate::Result<()> {
+    let plain = |text: &str| text.len() <= MAX_ID_LENGTH && !text.chars().any(char::is_control);
+    for (i, note) in notes.iter().enumerate() {
+        if !plain(note) {
+            return Err(error(
+                format!("notes[{i}]"),
+                format!("must be at most {MAX_ID_LENGTH} characters without control characters"),
+            ));
+        }
+    }
+    if let Some(incomplete) = incomplete {
+        let lines_ok = incomplete.stderr_tail.len() <= crate::report::MAX_STDERR_TAIL
+            && incomplete.stderr_tail.iter().all(|l| plain(l));
+        if !(plain(&incomplete.side) && plain(&incomplete.failure) && lines_ok) {
+            return Err(error(
+                "incomplete".into(),
+                format!(
+                    "at most {} lines of at most {MAX_ID_LENGTH} characters without control characters",
+                    crate::report::MAX_STDERR_TAIL
+                ),
+            ));
+        }
+        if incomplete.round < 2 {
+            return Err(error(
+                "incomplete.round".into(),
+                "a job that stopped early completed at least its first round".into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// One benchmark of a summary, every field checked.
+fn benchmark_of(
+    i: usize,
+    b: SummaryBenchmark<'_>,
+    error: &FieldError<'_>,
+) -> crate::Result<BenchmarkResult> {
+    let field = |name: &str| format!("benchmarks[{i}].{name}");
+    let id = b.id.into_owned();
+    if id.is_empty() || id.len() > MAX_ID_LENGTH || id.chars().any(char::is_control) {
+        return Err(error(
+            field("id"),
+            format!("must be 1 to {MAX_ID_LENGTH} characters without control characters"),
+        ));
+    }
+    if !(b.limit.is_finite() && b.limit > 1.0) {
+        return Err(error(field("limit"), "must be a time ratio above 1".into()));
+    }
+    let throughput = match b.throughput {
+        None => None,
+        Some(t) => {
+            let kind = [
+                "Bytes",
+                "BytesDecimal",
+                "Elements",
+                "Bits",
+                "ElementsAndBytes",
+            ]
+            .into_iter()
+            .find(|k| *k == t.kind)
+            .ok_or_else(|| {
+                error(
+                    field("throughput.kind"),
+                    format!("{:?} is not a Criterion throughput kind", t.kind),
+                )
+            })?;
+            Some((kind, t.amount))
+        }
+    };
+    let quarantined = b.quarantined.map(Cow::into_owned);
+    if quarantined
+        .as_deref()
+        .is_some_and(|r| r.len() > MAX_ID_LENGTH || r.chars().any(char::is_control))
+    {
+        return Err(error(
+            field("quarantined"),
+            format!("must be at most {MAX_ID_LENGTH} characters without control characters"),
+        ));
+    }
+    if b.set_aside >= b.rounds.max(1) {
+        return Err(error(
+            field("set_aside"),
+            format!(
+                "{} rounds set aside of {}: a verdict keeps at least one",
+                b.set_aside, b.rounds
+            ),
+        ));
+    }
+    Ok(BenchmarkResult {
+        id,
+        metric: b.metric,
+        unit: b.unit.map(Cow::into_owned),
+        verdict: b.verdict,
+        base_ns: b.base,
+        head_ns: b.head,
+        throughput_per_iteration: throughput,
+        ratio: b.ratio,
+        limit: b.limit,
+        noise: b.noise,
+        interval: b.interval.map(|[low, high]| (low, high)),
+        p_slower: b.p_slower,
+        noise_source: b.noise_source,
+        uncalibrated: b.uncalibrated,
+        rounds: b.rounds,
+        set_aside: b.set_aside,
+        bound: b.bound,
+        detectable: b.detectable,
+        too_noisy: b.too_noisy,
+        futile: b.futile,
+        quarantined,
     })
 }
 
