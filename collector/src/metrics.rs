@@ -149,6 +149,32 @@ fn measurement(
     let id = BenchmarkId::parse(&format!("{name}/{measure}"))
         .map_err(|e| (String::new(), e.to_string()))?;
 
+    let (unit, direction) = unit_and_direction(object, measure)?;
+
+    let value = number(body, "value")?;
+    let lower = number(body, "lower_value")?;
+    let upper = number(body, "upper_value")?;
+    let samples = samples_of(object)?;
+
+    let (mean, median, observations) = estimates_of(value, lower, upper, samples)?;
+    let samples = Samples::new(vec![1.0; observations.len()], observations)
+        .map_err(|(field, reason)| (format!("samples ({field})"), reason))?;
+    Ok(Measurement {
+        id,
+        throughput: None,
+        mean,
+        median,
+        sampling_mode: None,
+        samples,
+        custom: Some(CustomMetric { unit, direction }),
+    })
+}
+
+/// A measure's unit and which direction is better: given, or a built-in measure's.
+fn unit_and_direction(
+    object: &serde_json::Map<String, Value>,
+    measure: &str,
+) -> std::result::Result<(String, Direction), FieldError> {
     let built_in = BUILT_IN.iter().find(|(slug, _, _)| *slug == measure);
     let unit = match (object.get("unit"), built_in) {
         (Some(Value::String(unit)), _) if (1..=32).contains(&unit.trim().len()) => {
@@ -197,11 +223,14 @@ fn measurement(
             ));
         }
     };
+    Ok((unit, direction))
+}
 
-    let value = number(body, "value")?;
-    let lower = number(body, "lower_value")?;
-    let upper = number(body, "upper_value")?;
-    let samples: Option<Vec<f64>> = match object.get("samples") {
+/// A measure's `samples`, each checked; `None` when it has none.
+fn samples_of(
+    object: &serde_json::Map<String, Value>,
+) -> std::result::Result<Option<Vec<f64>>, FieldError> {
+    Ok(match object.get("samples") {
         None | Some(Value::Null) => None,
         Some(Value::Array(items)) => {
             if items.is_empty() {
@@ -226,9 +255,18 @@ fn measurement(
                 format!("is {other}; expected a list of numbers"),
             ));
         }
-    };
+    })
+}
 
-    let (mean, median, observations) = match samples {
+/// The mean and median with their intervals, and the observations they rest on: from the
+/// samples, or from the value and its optional bounds.
+fn estimates_of(
+    value: Option<f64>,
+    lower: Option<f64>,
+    upper: Option<f64>,
+    samples: Option<Vec<f64>>,
+) -> std::result::Result<(Estimate, Estimate, Vec<f64>), FieldError> {
+    Ok(match samples {
         Some(values) => {
             if lower.is_some() || upper.is_some() {
                 return Err((
@@ -281,17 +319,6 @@ fn measurement(
             };
             (estimate, estimate, vec![point])
         }
-    };
-    let samples = Samples::new(vec![1.0; observations.len()], observations)
-        .map_err(|(field, reason)| (format!("samples ({field})"), reason))?;
-    Ok(Measurement {
-        id,
-        throughput: None,
-        mean,
-        median,
-        sampling_mode: None,
-        samples,
-        custom: Some(CustomMetric { unit, direction }),
     })
 }
 
