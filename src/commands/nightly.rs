@@ -88,7 +88,80 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         );
         return Ok(0);
     };
-    // Recent steps of Criterion times beyond the benchmark's latency limit.
+    let steps = recent_steps(machine, &policy);
+    eprintln!(
+        "benchgate: {} recent slowdown(s) beyond the limit on {}",
+        steps.len(),
+        &fingerprint[..12]
+    );
+
+    let night = Night {
+        github: crate::github::from_token(args.api_url.as_deref(), &repository)?,
+        dashboard: args
+            .dashboard_url
+            .clone()
+            .filter(|url| !url.is_empty())
+            .or_else(|| crate::environment::non_empty_var("BENCHGATE_DASHBOARD_URL")),
+        args: &args,
+        repository: &repository,
+        fingerprint: &fingerprint,
+    };
+    let mut failed = 0;
+    for step in &steps {
+        // A step left inconclusive (a noisy night, or the budget ran out) is tried again.
+        let known = bisected.iter().rev().find(|b| {
+            b.fingerprint == fingerprint
+                && b.benchmark == step.benchmark
+                && b.good.as_str() == step.good
+                && b.bad.as_str() == step.bad
+                && b.outcome != "inconclusive"
+        });
+        let found = match known {
+            // Bisected on an earlier night: its evidence stands; only the issue is refreshed.
+            Some(b) => Found {
+                report: serde_json::from_str::<Value>(&b.report)
+                    .context("a stored bisect report")?,
+                outcome: b.outcome.clone(),
+                culprits: b.culprits.clone(),
+            },
+            None => match night.bisect(step, started).await {
+                None => continue,
+                Some(Ok(found)) => found,
+                // One step that cannot be bisected (history rewritten, a commit that does not
+                // build) does not hold up the others; the run still fails at the end.
+                Some(Err(e)) => {
+                    eprintln!(
+                        "benchgate: error: bisecting {} between {} and {}: {e:#}",
+                        step.benchmark,
+                        &step.good[..7],
+                        &step.bad[..7]
+                    );
+                    failed += 1;
+                    continue;
+                }
+            },
+        };
+        eprintln!(
+            "benchgate: {} {}..{}: {}",
+            step.benchmark,
+            &step.good[..7],
+            &step.bad[..7],
+            found.outcome
+        );
+        print!("{}", bisect::text(&found.report));
+        night.file(step, found).await?;
+    }
+    if failed > 0 {
+        anyhow::bail!(
+            "{failed} of {} steps could not be bisected (see above)",
+            steps.len()
+        );
+    }
+    Ok(0)
+}
+
+/// Recent steps of Criterion times beyond the benchmark's latency limit.
+fn recent_steps(machine: &site::Machine, policy: &benchgate_gate::Policy) -> Vec<Step> {
     let mut steps = Vec::new();
     for (series, changes) in machine.series.iter().zip(site::change_points(machine)) {
         let n = series.points.len();
@@ -109,105 +182,91 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
             });
         }
     }
-    eprintln!(
-        "benchgate: {} recent slowdown(s) beyond the limit on {}",
-        steps.len(),
-        &fingerprint[..12]
-    );
+    steps
+}
 
-    let github = crate::github::from_token(args.api_url.as_deref(), &repository)?;
-    let dashboard = args
-        .dashboard_url
-        .clone()
-        .filter(|url| !url.is_empty())
-        .or_else(|| crate::environment::non_empty_var("BENCHGATE_DASHBOARD_URL"));
-    let mut failed = 0;
-    for step in &steps {
-        // A step left inconclusive (a noisy night, or the budget ran out) is tried again.
-        let known = bisected.iter().rev().find(|b| {
-            b.fingerprint == fingerprint
-                && b.benchmark == step.benchmark
-                && b.good.as_str() == step.good
-                && b.bad.as_str() == step.bad
-                && b.outcome != "inconclusive"
-        });
-        let (report, outcome, culprits) = match known {
-            // Bisected on an earlier night: its evidence stands; only the issue is refreshed.
-            Some(b) => (
-                serde_json::from_str::<Value>(&b.report).context("a stored bisect report")?,
-                b.outcome.clone(),
-                b.culprits.clone(),
-            ),
-            None => {
-                let Some(left) = args.budget.checked_sub(started.elapsed()) else {
-                    eprintln!(
-                        "benchgate: the budget ({}) is spent; {} {}..{} waits for the next night",
-                        humantime::format_duration(args.budget),
-                        step.benchmark,
-                        &step.good[..7],
-                        &step.bad[..7]
-                    );
-                    continue;
-                };
-                let bisected = bisect::bisect(&Request {
-                    good: &step.good,
-                    bad: &step.bad,
-                    benches: std::slice::from_ref(&step.benchmark),
-                    max_rounds: args.max_rounds,
-                    budget: Some(left),
-                    started: Instant::now(),
-                    db: &args.store.db,
-                    repo: Some(repository.as_str()),
-                    target_dir: args.target_dir.as_deref(),
-                    config: args.config.as_deref(),
-                    api_url: args.api_url.as_deref(),
-                    command: &args.command,
-                })
-                .await;
-                // One step that cannot be bisected (history rewritten, a commit that does not
-                // build) does not hold up the others; the run still fails at the end.
-                let report = match bisected {
-                    Ok(report) => report,
-                    Err(e) => {
-                        eprintln!(
-                            "benchgate: error: bisecting {} between {} and {}: {e:#}",
-                            step.benchmark,
-                            &step.good[..7],
-                            &step.bad[..7]
-                        );
-                        failed += 1;
-                        continue;
-                    }
-                };
-                let outcome = report["outcome"].as_str().unwrap_or("").to_owned();
-                let culprits = report["causes"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|c| CommitSha::parse(c["commit"].as_str()?).ok())
-                    .collect();
-                (report, outcome, culprits)
+/// What a bisection of a step found: its report, outcome and culprits.
+struct Found {
+    report: Value,
+    outcome: String,
+    culprits: Vec<CommitSha>,
+}
+
+/// What every step of one night shares.
+struct Night<'a> {
+    args: &'a Args,
+    repository: &'a RepositoryName,
+    fingerprint: &'a str,
+    github: Option<crate::github::api::GitHub>,
+    dashboard: Option<String>,
+}
+
+impl Night<'_> {
+    /// Bisects `step` within what is left of the budget; `None` when nothing is left (the step
+    /// waits for the next night).
+    async fn bisect(&self, step: &Step, started: Instant) -> Option<anyhow::Result<Found>> {
+        let args = self.args;
+        let Some(left) = args.budget.checked_sub(started.elapsed()) else {
+            eprintln!(
+                "benchgate: the budget ({}) is spent; {} {}..{} waits for the next night",
+                humantime::format_duration(args.budget),
+                step.benchmark,
+                &step.good[..7],
+                &step.bad[..7]
+            );
+            return None;
+        };
+        let bisected = bisect::bisect(&Request {
+            good: &step.good,
+            bad: &step.bad,
+            benches: std::slice::from_ref(&step.benchmark),
+            max_rounds: args.max_rounds,
+            budget: Some(left),
+            started: Instant::now(),
+            db: &args.store.db,
+            repo: Some(self.repository.as_str()),
+            target_dir: args.target_dir.as_deref(),
+            config: args.config.as_deref(),
+            api_url: args.api_url.as_deref(),
+            command: &args.command,
+        })
+        .await;
+        Some(bisected.map(|report| {
+            let outcome = report["outcome"].as_str().unwrap_or("").to_owned();
+            let culprits = report["causes"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|c| CommitSha::parse(c["commit"].as_str()?).ok())
+                .collect();
+            Found {
+                report,
+                outcome,
+                culprits,
             }
+        }))
+    }
+
+    /// Opens or updates the step's issue (with a GitHub token) and records the bisection.
+    async fn file(&self, step: &Step, found: Found) -> anyhow::Result<()> {
+        let Some(github) = &self.github else {
+            return Ok(());
         };
-        eprintln!(
-            "benchgate: {} {}..{}: {outcome}",
-            step.benchmark,
-            &step.good[..7],
-            &step.bad[..7]
-        );
-        print!("{}", bisect::text(&report));
-        let Some(github) = &github else {
-            continue;
-        };
-        let chart = dashboard.as_ref().map(|url| {
+        let args = self.args;
+        let chart = self.dashboard.as_ref().map(|url| {
             format!(
                 "{}/{}",
                 url.trim_end_matches('/'),
-                benchmark_path(repository.as_str(), &fingerprint, &step.benchmark, "html")
+                benchmark_path(
+                    self.repository.as_str(),
+                    self.fingerprint,
+                    &step.benchmark,
+                    "html"
+                )
             )
         });
-        let (title, body) = issue_text(step, &fingerprint, &report, chart.as_deref());
-        let marker = marker(step, &fingerprint);
+        let (title, body) = issue_text(step, self.fingerprint, &found.report, chart.as_deref());
+        let marker = marker(step, self.fingerprint);
         let existing = github
             .issues_labelled(&args.label)
             .await
@@ -235,27 +294,21 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         let store = Store::connect(&args.store.db).await?;
         let recorded = store
             .record_bisection(&Bisection {
-                repository: repository.clone(),
-                fingerprint: fingerprint.clone(),
+                repository: self.repository.clone(),
+                fingerprint: self.fingerprint.to_owned(),
                 benchmark: step.benchmark.clone(),
                 good: CommitSha::parse(&step.good)?,
                 bad: CommitSha::parse(&step.bad)?,
-                outcome,
-                culprits,
+                outcome: found.outcome,
+                culprits: found.culprits,
                 issue_number: Some(number),
-                report: report.to_string(),
+                report: found.report.to_string(),
             })
             .await;
         store.close().await;
         recorded?;
+        Ok(())
     }
-    if failed > 0 {
-        anyhow::bail!(
-            "{failed} of {} steps could not be bisected (see above)",
-            steps.len()
-        );
-    }
-    Ok(0)
 }
 
 /// The hidden line that finds a step's issue again: machine, benchmark and commits.
