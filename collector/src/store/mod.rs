@@ -38,6 +38,7 @@ mod runs;
 mod samples;
 mod series;
 mod service;
+mod write;
 
 pub use bisections::Bisection;
 pub use location::Location;
