@@ -22,19 +22,10 @@ pub enum Plan {
     },
 }
 
-/// How the error rates are spread over the looks: the share spent by look `i` of `L` is
-/// `(i / L)^SPENDING_POWER` less what the looks before spent (Kim and DeMets' power family).
-/// 1 spends evenly (Pocock-like); larger values keep more for the last look (O'Brien–Fleming-
-/// like); below 1 spends more on the first looks. ¾ spends 23% of the rates at 2 rounds of 8
-/// (1 spent 14%) and 11% at the last (14%): most benchmarks decide at the first look, and one
-/// that needs the last rounds is hard to decide anyway. Measured against 1 on the recordings
-/// (docs/accuracy.md): identical comparisons on the first busy day take 2.96 rounds for the
-/// whole suite instead of 3.04 (3 fixed rounds: 3.00), slowdowns of 1.5 times the limit are
-/// caught about as often (at most 1.4 points less), and as many slowdowns at the limit are let
-/// through (42 of 1,574 against 41). The price is the last look's bar: more benchmarks are
-/// reported too noisy to gate at 8 rounds (identical throughput comparisons on the first busy
-/// day: 71% instead of 59%). ½ took 2.94 rounds but caught fewer (second idle day, latency:
-/// 89.3% instead of 92.9%) and reported more too noisy (78%).
+/// How the error rates are spread over the looks: look `i` of `L` spends `(i / L)^SPENDING_POWER`
+/// less what the looks before spent (Kim and DeMets' power family); ¾ keeps more for the first
+/// looks, where most benchmarks decide. Measured in docs/accuracy.md, "Error spent more on the
+/// first looks".
 pub const SPENDING_POWER: f64 = 0.75;
 
 /// Rounds an adaptive comparison needs before it may fail a benchmark: a suspected
@@ -50,11 +41,8 @@ pub const MIN_ROUNDS_TO_FAIL: usize = 4;
 pub const MIN_ROUNDS_FOR_LARGE_MOVES: usize = 3;
 
 /// An adaptive comparison stops a benchmark still `inconclusive` once the chance that the
-/// plan's last look decides it falls below this ([`power`]). Stopping for futility
-/// only ever reads `inconclusive`, so it cannot raise either error rate; it spends the rounds
-/// where they can still decide something. On the busy recording the benchmarks it stops are
-/// those whose rounds swing ±30–70% (a random hash seed per process): left to run they took
-/// all 8 rounds and mostly stayed undecided (docs/accuracy.md).
+/// plan's last look decides it falls below this ([`power`]); it cannot raise either error rate.
+/// Measured in docs/accuracy.md ("futility").
 pub const FUTILITY_POWER: f64 = 0.1;
 
 /// Rounds an adaptive comparison runs before it may stop a benchmark for futility: the

@@ -85,14 +85,9 @@ fn summarize(measurement: &Measurement, statistic: Statistic) -> (f64, f64) {
     }
 }
 
-/// The share of `1 − confidence` that the `pass` and `warn` bound of a same-job A/B
-/// comparison with a fixed number of rounds spends (96% for the default 95%): a margin for
-/// the model. At exactly the limit a calibrated 95% bound lets 5% through by construction, and
-/// the t bound on a few rounds is only nearly calibrated (two-level benchmarks, rounds that
-/// agree by chance): with all of it spent, 3 fixed rounds let 5.1% and 5.7% of latency
-/// slowdowns at the limit through on the second day's recordings (docs/accuracy.md). The other
-/// plans hold a margin by construction: adaptive A/B's union bound over looks that overlap
-/// (0–4.4% measured), a stored baseline's bound on the base's floor (0–0.5%).
+/// The share of `1 − confidence` that a fixed-rounds A/B comparison's `pass` and `warn` bound
+/// spends: a margin for a t bound on a few rounds, only nearly calibrated. Measured in
+/// docs/accuracy.md, "A margin for fixed rounds".
 pub const FIXED_AB_PASS_SHARE: f64 = 0.8;
 
 /// What to compare.
