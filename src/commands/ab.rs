@@ -97,12 +97,14 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         repo: args.repo.as_deref(),
         config: args.report.config.as_deref(),
     };
+    let outputs = args.report.outputs();
     decide_and_publish(
         &args.report,
+        &outputs,
         args.repo.as_deref(),
         &args.store.db,
         None,
-        ab(&options, &args.report.outputs()),
+        ab(&options, &outputs),
     )
     .await
 }

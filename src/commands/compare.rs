@@ -31,8 +31,10 @@ pub struct Args {
 
 /// Decides, reports, and with `--publish` publishes.
 pub async fn run(args: Args) -> anyhow::Result<u8> {
+    let outputs = args.report.outputs();
     decide_and_publish(
         &args.report,
+        &outputs,
         None,
         &args.store.db,
         None,
@@ -42,7 +44,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
             &args.store.db,
             &args.baseline,
             args.report.config.as_deref(),
-            &args.report.outputs(),
+            &outputs,
         ),
     )
     .await

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use benchgate_collector::Location;
 use benchgate_gate::Policy;
-use benchgate_gate::report::{Context, render_markdown, render_text, summary};
+use benchgate_gate::report::{Context, ReadSummary, render_markdown, render_text, summary};
 
 use crate::github::publish;
 
@@ -20,6 +20,9 @@ pub struct Outputs {
     pub out_json: Option<PathBuf>,
     /// Exit 0 even on a regression.
     pub warn_only: bool,
+    /// With `--publish`: what [`report`] reported, kept for publishing without reading
+    /// `perf-summary.json` back.
+    pub decided: Option<std::sync::Mutex<Option<ReadSummary>>>,
 }
 
 /// The report printed on stdout.
@@ -85,6 +88,7 @@ impl ReportArgs {
                 self.publish.then(|| PathBuf::from("perf-summary.json"))
             }),
             warn_only: self.warn_only,
+            decided: self.publish.then(Default::default),
         }
     }
 }
@@ -93,6 +97,7 @@ impl ReportArgs {
 /// carries the verdict (or the error: a gate that could not decide never passes silently).
 pub async fn decide_and_publish(
     report: &ReportArgs,
+    outputs: &Outputs,
     repository: Option<&str>,
     db: &Location,
     head_commit: Option<&str>,
@@ -111,12 +116,17 @@ pub async fn decide_and_publish(
             return Err(error);
         }
     };
-    let outputs = report.outputs();
+    let decided = outputs
+        .decided
+        .as_ref()
+        .and_then(|kept| kept.lock().ok()?.take())
+        .context("internal: the decision to publish was not kept")?;
     let summary = outputs
         .out_json
         .as_deref()
         .unwrap_or(Path::new("perf-summary.json"));
-    publish::publish(
+    publish::publish_decided(
+        &decided,
         summary,
         repository,
         &report.github,
@@ -162,6 +172,15 @@ pub fn report(
         ),
         ReportFormat::Md => print!("{}", markdown.unwrap_or_default()),
         ReportFormat::Json => print!("{}", json.unwrap_or_default()),
+    }
+    if let Some(kept) = &outputs.decided
+        && let Ok(mut kept) = kept.lock()
+    {
+        *kept = Some(ReadSummary {
+            decision: decision.clone(),
+            context: context.clone(),
+            policy: policy.clone(),
+        });
     }
     Ok(if decision.fails(outputs.warn_only) {
         1

@@ -58,8 +58,10 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         }
         None => None,
     };
+    let outputs = args.report.outputs();
     decide_and_publish(
         &args.report,
+        &outputs,
         None,
         &args.store.db,
         None,
@@ -71,7 +73,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
                 .map(|(url, repo)| (url.as_str(), repo.clone())),
             args.base_commit.as_deref(),
             args.report.config.as_deref(),
-            &args.report.outputs(),
+            &outputs,
         ),
     )
     .await

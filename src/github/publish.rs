@@ -9,7 +9,7 @@ use benchgate_collector::{CommitSha, Location, RepositoryName, Store};
 use benchgate_gate::github_text::{
     CHECK_NAME, Conclusion, OverrideNote, check_output, comment_body, conclusion,
 };
-use benchgate_gate::report::{read_summary, render_markdown_linked};
+use benchgate_gate::report::{ReadSummary, read_summary, render_markdown_linked};
 use serde_json::{Value, json};
 
 use super::comment::{sticky, upsert_comment};
@@ -220,14 +220,40 @@ pub async fn publish(
     started: Option<StartedCheck>,
     provenance: Provenance<'_>,
 ) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(summary_path)
+        .with_context(|| format!("--summary {}: cannot read", summary_path.display()))?;
+    let summary = read_summary(summary_path, &text)?;
+    publish_decided(
+        &summary,
+        summary_path,
+        repository,
+        args,
+        db,
+        warn_only,
+        started,
+        provenance,
+    )
+    .await
+}
+
+/// Everything a pull request shows, from a decision in memory (also written to
+/// `summary_path`, which the step outputs point at).
+#[allow(clippy::too_many_arguments)]
+pub async fn publish_decided(
+    summary: &ReadSummary,
+    summary_path: &Path,
+    repository: Option<&str>,
+    args: &GitHubArgs,
+    db: &Location,
+    warn_only: bool,
+    started: Option<StartedCheck>,
+    provenance: Provenance<'_>,
+) -> anyhow::Result<()> {
     let unverified = provenance == Provenance::PullRequestWorkflow;
     let requested_note = match provenance {
         Provenance::RequestedBy(login) => Some(requested_note(login)),
         _ => None,
     };
-    let text = std::fs::read_to_string(summary_path)
-        .with_context(|| format!("--summary {}: cannot read", summary_path.display()))?;
-    let summary = read_summary(summary_path, &text)?;
     let target = Target::resolve(args, repository, summary.context.head_commit.as_deref())?;
     let author = target.args.comment_author.as_deref();
     // The pull request's comments, read once: for an override GitHub holds, then the upsert.
@@ -255,7 +281,7 @@ pub async fn publish(
         markdown = format!("{note}{markdown}");
     }
     write_step_summary(&target, &markdown, overriding.as_ref())?;
-    write_outputs(&target, &summary, summary_path, overriding.is_some())?;
+    write_outputs(&target, summary, summary_path, overriding.is_some())?;
 
     let github = target.github_client()?;
     if let Some(pr) = target.pr {
