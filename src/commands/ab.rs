@@ -3,7 +3,7 @@
 //! A A B B) with a fresh Criterion output directory per run, stores every round, and decides
 //! with the rounds as the unit of replication.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
@@ -11,7 +11,7 @@ use benchgate_collector::{Location, RepositoryName, RunKind, Store};
 use benchgate_gate::report::Context;
 
 use super::decide::{Outputs, ReportArgs, decide_and_publish, load_policy, report};
-use super::{KindArg, StoreArgs};
+use super::{JobArgs, KindArg};
 use crate::ab::rounds::{Job, Rounds, RoundsSetting, count_instructions, run_rounds};
 use crate::ab::side::{Side, Worktree, build_side};
 use crate::ab::{resolve, scratch_dir, shared_target_dir};
@@ -32,26 +32,13 @@ pub struct Args {
     /// undecided].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100))]
     rounds: Option<u32>,
-    /// The most rounds adaptive A/B runs.
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(2..=100))]
-    max_rounds: u32,
     /// Stop adding rounds once benchmarking has taken this long (e.g. `10m`); the benchmarks
     /// still undecided then read `inconclusive`.
     #[arg(long, value_parser = humantime::parse_duration)]
     budget: Option<Duration>,
-    #[command(flatten)]
-    store: StoreArgs,
     /// The kind the rounds are stored as.
     #[arg(long, value_enum, default_value_t = KindArg::Local)]
     kind: KindArg,
-    /// The repository, OWNER/NAME [default: as for ingest].
-    #[arg(long)]
-    repo: Option<String>,
-    /// The cargo target directory both sides of a `cargo bench` build into (dependencies
-    /// built once; each side's own crates always compiled afresh). One `ab` at a time per
-    /// directory [default: benchgate-ab/target beside the Criterion output].
-    #[arg(long, value_name = "DIR")]
-    target_dir: Option<PathBuf>,
     /// Go on when base and head build byte-identical executables although their code
     /// differs (a change that compiles to the same machine code).
     #[arg(long)]
@@ -68,6 +55,8 @@ pub struct Args {
     instructions: Option<String>,
     #[command(flatten)]
     report: ReportArgs,
+    #[command(flatten)]
+    job: JobArgs,
     /// The bench command, run in each checkout, e.g. `cargo bench`.
     #[arg(last = true, required = true, value_name = "BENCH COMMAND")]
     command: Vec<String>,
@@ -76,7 +65,7 @@ pub struct Args {
 /// Builds, runs the rounds, decides, reports, and with `--publish` publishes.
 pub async fn run(args: Args) -> anyhow::Result<u8> {
     let options = Options {
-        target_dir: args.target_dir.as_deref(),
+        target_dir: args.job.target_dir.as_deref(),
         allow_identical_builds: args.allow_identical_builds,
         measure_identical: args.measure_identical,
         base_ref: &args.base_ref,
@@ -84,25 +73,25 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         rounds: match args.rounds {
             Some(rounds) => Rounds::Fixed(rounds as usize),
             None => Rounds::Adaptive {
-                max: args.max_rounds as usize,
+                max: args.job.max_rounds as usize,
                 budget: args.budget,
                 stop_futile: true,
             },
         },
         command: &args.command,
         instructions: args.instructions.as_deref(),
-        db: &args.store.db,
+        db: &args.job.store.db,
         kind: args.kind.into(),
         branch: None,
-        repo: args.repo.as_deref(),
+        repo: args.job.repo.as_deref(),
         config: args.report.config.as_deref(),
     };
     let outputs = args.report.outputs();
     decide_and_publish(
         &args.report,
         &outputs,
-        args.repo.as_deref(),
-        &args.store.db,
+        args.job.repo.as_deref(),
+        &args.job.store.db,
         None,
         ab(&options, &outputs),
     )

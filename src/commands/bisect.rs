@@ -22,7 +22,7 @@ use benchgate_collector::{
 use serde_json::{Value, json};
 
 use super::decide::load_policy;
-use super::{Format, StoreArgs};
+use super::{Format, JobArgs};
 use crate::ab::bisect::{Builds, Found, Lab, Search, first_parent_range, search};
 use crate::ab::rounds::{Job, Rounds};
 use crate::ab::side::git;
@@ -44,22 +44,10 @@ pub struct Args {
     /// benchmark the bad commit regressed against the good one].
     #[arg(long = "bench", value_name = "ID")]
     benches: Vec<String>,
-    /// The most rounds one probe runs (adaptive: from 2, only the undecided benchmarks).
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(2..=100))]
-    max_rounds: u32,
     /// Stop probing once the bisection has taken this long (e.g. `30m`), reporting the range
     /// narrowed so far.
     #[arg(long, value_parser = humantime::parse_duration)]
     budget: Option<Duration>,
-    #[command(flatten)]
-    store: StoreArgs,
-    /// The repository, OWNER/NAME [default: as for ingest].
-    #[arg(long)]
-    repo: Option<String>,
-    /// The cargo target directory every probed commit builds into [default:
-    /// benchgate-bisect/target beside the Criterion output].
-    #[arg(long, value_name = "DIR")]
-    target_dir: Option<PathBuf>,
     /// The policy file [default: benchgate.toml if present].
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
@@ -70,6 +58,8 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+    #[command(flatten)]
+    job: JobArgs,
     /// The bench command, run in each checkout, e.g. `cargo bench`.
     #[arg(last = true, required = true, value_name = "BENCH COMMAND")]
     command: Vec<String>,
@@ -81,12 +71,12 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         good: &args.good,
         bad: &args.bad,
         benches: &args.benches,
-        max_rounds: args.max_rounds,
+        max_rounds: args.job.max_rounds,
         budget: args.budget,
         started: Instant::now(),
-        db: &args.store.db,
-        repo: args.repo.as_deref(),
-        target_dir: args.target_dir.as_deref(),
+        db: &args.job.store.db,
+        repo: args.job.repo.as_deref(),
+        target_dir: args.job.target_dir.as_deref(),
         config: args.config.as_deref(),
         api_url: args.api_url.as_deref(),
         command: &args.command,

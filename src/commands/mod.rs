@@ -22,11 +22,33 @@ pub mod show;
 pub mod token;
 pub mod upload;
 
+use std::path::PathBuf;
+
 use benchgate_collector::{Location, RunKind, Store};
 use clap::{Subcommand, ValueEnum};
 
 /// The default store: an embedded SQLite file in the current directory.
 pub const DEFAULT_DB: &str = ".benchgate/benchgate.db";
+
+/// The flags `ab`, `bisect` and `nightly` share: where runs are stored, for which repository,
+/// where the compared commits build, and how many rounds a comparison may take.
+#[derive(clap::Args)]
+pub struct JobArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// The repository, OWNER/NAME [default: as for ingest].
+    #[arg(long)]
+    pub repo: Option<String>,
+    /// The cargo target directory the compared commits build into: dependencies built once,
+    /// each commit's own crates always compiled afresh; one job at a time per directory
+    /// [default: benchgate-ab/target or benchgate-bisect/target beside the Criterion output].
+    #[arg(long, value_name = "DIR")]
+    pub target_dir: Option<PathBuf>,
+    /// The most rounds adaptive A/B runs: for `ab` a comparison, for `bisect` and `nightly`
+    /// one probe (from 2 rounds, each after the second of the undecided benchmarks only).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(2..=100))]
+    pub max_rounds: u32,
+}
 
 /// `--db`, for every command that reads or writes the store.
 #[derive(clap::Args)]

@@ -11,7 +11,7 @@ use benchgate_dashboards::site::{self, RECENT};
 use benchgate_gate::report::links::benchmark_path;
 use serde_json::Value;
 
-use super::StoreArgs;
+use super::JobArgs;
 use super::bisect::{self, Request};
 use super::decide::load_policy;
 use crate::environment;
@@ -22,17 +22,6 @@ pub struct Args {
     /// The time all bisections together may take; a step not reached stays for the next night.
     #[arg(long, default_value = "30m", value_parser = humantime::parse_duration)]
     budget: Duration,
-    /// The most rounds one probe runs.
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(2..=100))]
-    max_rounds: u32,
-    #[command(flatten)]
-    store: StoreArgs,
-    /// The repository, OWNER/NAME [default: as for ingest].
-    #[arg(long)]
-    repo: Option<String>,
-    /// The cargo target directory the probed commits build into.
-    #[arg(long, value_name = "DIR")]
-    target_dir: Option<PathBuf>,
     /// The policy file [default: benchgate.toml if present]: a step beyond a benchmark's
     /// latency limit is bisected.
     #[arg(long, value_name = "FILE")]
@@ -47,6 +36,8 @@ pub struct Args {
     /// The label of the issues opened (and found again).
     #[arg(long, default_value = "benchgate-bisect")]
     label: String,
+    #[command(flatten)]
+    job: JobArgs,
     /// The bench command, run in each checkout, e.g. `cargo bench`.
     #[arg(last = true, required = true, value_name = "BENCH COMMAND")]
     command: Vec<String>,
@@ -66,12 +57,12 @@ struct Step {
 pub async fn run(args: Args) -> anyhow::Result<u8> {
     let started = Instant::now();
     let policy = load_policy(args.config.as_deref())?;
-    let repository = match &args.repo {
+    let repository = match &args.job.repo {
         Some(name) => RepositoryName::parse(name).context("--repo")?,
         None => environment::repository()?,
     };
     let fingerprint = environment::detect_profile()?.fingerprint().to_string();
-    let store = Store::connect(&args.store.db).await?;
+    let store = Store::connect(&args.job.store.db).await?;
     let loaded = crate::dashboard::load(&store, &[]).await;
     let bisected = store.bisections().await;
     store.close().await;
@@ -220,12 +211,12 @@ impl Night<'_> {
             good: &step.good,
             bad: &step.bad,
             benches: std::slice::from_ref(&step.benchmark),
-            max_rounds: args.max_rounds,
+            max_rounds: args.job.max_rounds,
             budget: Some(left),
             started: Instant::now(),
-            db: &args.store.db,
+            db: &args.job.store.db,
             repo: Some(self.repository.as_str()),
-            target_dir: args.target_dir.as_deref(),
+            target_dir: args.job.target_dir.as_deref(),
             config: args.config.as_deref(),
             api_url: args.api_url.as_deref(),
             command: &args.command,
@@ -291,7 +282,7 @@ impl Night<'_> {
                 number
             }
         };
-        let store = Store::connect(&args.store.db).await?;
+        let store = Store::connect(&args.job.store.db).await?;
         let recorded = store
             .record_bisection(&Bisection {
                 repository: self.repository.clone(),
