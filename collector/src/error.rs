@@ -200,3 +200,26 @@ impl Error {
         }
     }
 }
+
+/// Reads the JSON file at `path` and parses it with `parse`: an error names the file, and the
+/// field `parse` reports (field, reason).
+pub(crate) fn parse_json_file<T>(
+    path: &std::path::Path,
+    parse: impl FnOnce(&serde_json::Value) -> std::result::Result<T, (String, String)>,
+) -> Result<T> {
+    let text = std::fs::read(path).map_err(|source| Error::ReadFile {
+        path: path.to_owned(),
+        source,
+    })?;
+    let document: serde_json::Value =
+        serde_json::from_slice(&text).map_err(|e| Error::InvalidJson {
+            path: path.to_owned(),
+            field: ".".to_owned(),
+            message: e.to_string(),
+        })?;
+    parse(&document).map_err(|(field, reason)| Error::InvalidValue {
+        path: path.to_owned(),
+        field,
+        reason,
+    })
+}

@@ -132,20 +132,7 @@ pub fn read_dir(dir: &Path) -> Result<Vec<Measurement>> {
 
 /// Reads one summary: the benchmark's name (`GROUP/FUNCTION[/ID]`) and its counts.
 pub fn read_file(path: &Path) -> Result<(String, Vec<Measurement>)> {
-    let text = std::fs::read(path).map_err(|source| Error::ReadFile {
-        path: path.to_owned(),
-        source,
-    })?;
-    let document: Value = serde_json::from_slice(&text).map_err(|e| Error::InvalidJson {
-        path: path.to_owned(),
-        field: ".".to_owned(),
-        message: e.to_string(),
-    })?;
-    parse(&document).map_err(|(field, reason)| Error::InvalidValue {
-        path: path.to_owned(),
-        field,
-        reason,
-    })
+    crate::error::parse_json_file(path, parse)
 }
 
 type FieldError = (String, String);

@@ -15,7 +15,7 @@ pub mod wire;
 
 pub use domain::{
     BenchmarkId, CommitSha, CustomMetric, Direction, Estimate, Measurement, NewRun, RepositoryName,
-    RunId, RunKind, RunMeta, Samples, Throughput,
+    RunId, RunKind, RunMeta, Samples, Throughput, merge_measurements,
 };
 pub use error::{Error, Result};
 pub use fingerprint::{Fingerprint, HardwareProfile, RunnerImage, RustcInfo};

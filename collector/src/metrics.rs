@@ -25,7 +25,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::domain::{BenchmarkId, CustomMetric, Direction, Estimate, Measurement, Samples};
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// Bencher's built-in measures: (slug, unit, direction).
 const BUILT_IN: &[(&str, &str, Direction)] = &[
@@ -40,20 +40,7 @@ const Z_95: f64 = 1.959_963_984_540_054;
 
 /// Reads a metrics file; every measurement or an error naming the file and the field.
 pub fn read_file(path: &Path) -> Result<Vec<Measurement>> {
-    let text = std::fs::read(path).map_err(|source| Error::ReadFile {
-        path: path.to_owned(),
-        source,
-    })?;
-    let value: Value = serde_json::from_slice(&text).map_err(|e| Error::InvalidJson {
-        path: path.to_owned(),
-        field: ".".to_owned(),
-        message: e.to_string(),
-    })?;
-    parse(&value).map_err(|(field, reason)| Error::InvalidValue {
-        path: path.to_owned(),
-        field,
-        reason,
-    })
+    crate::error::parse_json_file(path, parse)
 }
 
 type FieldError = (String, String);

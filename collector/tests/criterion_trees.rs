@@ -4,6 +4,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests and benches fail loudly
 
+#[path = "../../tests/common/shared_corpus.rs"]
+mod shared_corpus;
+
+use shared_corpus::shared_corpus;
 use std::fs;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -14,28 +18,6 @@ use benchgate_collector::{Error, Throughput};
 /// The real trees kept in the repository (trimmed copies from the shared corpus).
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/corpus")
-}
-
-/// `../shared/corpus`, for the sweeps over every recording in it. Without it (a clone from
-/// GitHub) the sweep says on the terminal that it was skipped and passes, unless
-/// `BENCHGATE_REQUIRE_CORPUS` is set, as `.ci/run` does.
-fn shared_corpus(test: &str) -> Option<PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus");
-    if path.is_dir() {
-        return Some(path);
-    }
-    assert!(
-        std::env::var_os("BENCHGATE_REQUIRE_CORPUS").is_none(),
-        "BENCHGATE_REQUIRE_CORPUS is set, but there is no corpus at {}",
-        path.display()
-    );
-    // Straight to the terminal: the test harness captures eprintln! of a passing test.
-    let _ = writeln!(
-        std::io::stderr(),
-        "skipped {test}: no corpus at {}; put the shared corpus there to run this sweep",
-        path.display()
-    );
-    None
 }
 
 /// Every directory named `criterion` in the corpus: the roots Criterion writes to.

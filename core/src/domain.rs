@@ -316,6 +316,22 @@ impl Samples {
     }
 }
 
+/// Adds `more` to `measurements`, sorted by id; the id of a benchmark already there is an error
+/// (a run measures each benchmark once, whichever tool measured it).
+pub fn merge_measurements(
+    measurements: &mut Vec<Measurement>,
+    more: impl IntoIterator<Item = Measurement>,
+) -> std::result::Result<(), BenchmarkId> {
+    for measurement in more {
+        if measurements.iter().any(|m| m.id == measurement.id) {
+            return Err(measurement.id);
+        }
+        measurements.push(measurement);
+    }
+    measurements.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok(())
+}
+
 /// One benchmark's result in one run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Measurement {

@@ -7,7 +7,7 @@ pub mod domain;
 
 pub use domain::{
     BenchmarkId, CommitSha, CustomMetric, Direction, Estimate, Measurement, RepositoryName, RunId,
-    RunKind, RunMeta, Samples, Throughput,
+    RunKind, RunMeta, Samples, Throughput, merge_measurements,
 };
 
 /// A malformed value given on the command line or in a run, named with what it should be.

@@ -23,6 +23,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly
 
+#[path = "../../tests/common/shared_corpus.rs"]
+mod shared_corpus;
+
+use shared_corpus::shared_corpus;
 use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -199,28 +203,6 @@ struct Measured {
     chance: f64,
     /// Recall of each of [`STEPS`].
     recall: [f64; 4],
-}
-
-/// `../shared/corpus`: the full histories this harness sweeps. Without it (a clone from GitHub)
-/// the harness says on the terminal that it was skipped and passes, unless
-/// `BENCHGATE_REQUIRE_CORPUS` is set, as `.ci/run` does.
-fn shared_corpus(test: &str) -> Option<PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus");
-    if path.is_dir() {
-        return Some(path);
-    }
-    assert!(
-        std::env::var_os("BENCHGATE_REQUIRE_CORPUS").is_none(),
-        "BENCHGATE_REQUIRE_CORPUS is set, but there is no corpus at {}",
-        path.display()
-    );
-    // Straight to the terminal: the test harness captures eprintln! of a passing test.
-    let _ = writeln!(
-        std::io::stderr(),
-        "skipped {test}: no corpus at {}; put the shared corpus there to run this harness",
-        path.display()
-    );
-    None
 }
 
 /// The harness: the table, the false rates per 100 points, recall per step. With

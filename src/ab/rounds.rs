@@ -10,6 +10,7 @@ use std::time::{Duration, Instant, SystemTime};
 use anyhow::{Context as _, bail};
 use benchgate_collector::{
     HardwareProfile, Measurement, NewRun, RepositoryName, RunKind, RunMeta, Store, criterion,
+    merge_measurements,
 };
 use benchgate_gate::Policy;
 use benchgate_gate::decision::{
@@ -394,16 +395,12 @@ async fn run_side(
     if round == 0
         && let Some(counted) = setting.counts.get(index)
     {
-        for count in counted {
-            if measurements.iter().any(|m| m.id == count.id) {
-                bail!(
-                    "{what}: benchmark {:?} is both a Criterion benchmark and a gungraun count",
-                    count.id.as_str()
-                );
-            }
-        }
-        measurements.extend(counted.iter().cloned());
-        measurements.sort_by(|a, b| a.id.cmp(&b.id));
+        merge_measurements(&mut measurements, counted.iter().cloned()).map_err(|id| {
+            anyhow::anyhow!(
+                "{what}: benchmark {:?} is both a Criterion benchmark and a gungraun count",
+                id.as_str()
+            )
+        })?;
     }
     let fingerprint = setting.profile.fingerprint();
     let attempt = setting

@@ -183,16 +183,13 @@ fn read_measurements(args: &Args) -> anyhow::Result<Vec<benchgate_collector::Mea
         extra.push((file.clone(), benchgate_collector::metrics::read_file(file)?));
     }
     for (file, read) in extra {
-        for metric in read {
-            if measurements.iter().any(|m| m.id == metric.id) {
-                bail!(
-                    "{}: benchmark {:?} is measured twice (in Criterion's output, gungraun's or a metrics file)",
-                    file.display(),
-                    metric.id.as_str()
-                );
-            }
-            measurements.push(metric);
-        }
+        benchgate_collector::merge_measurements(&mut measurements, read).map_err(|id| {
+            anyhow::anyhow!(
+                "{}: benchmark {:?} is measured twice (in Criterion's output, gungraun's or a metrics file)",
+                file.display(),
+                id.as_str()
+            )
+        })?;
     }
     measurements.sort_by(|a, b| a.id.cmp(&b.id));
     Ok(measurements)
