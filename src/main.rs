@@ -5,13 +5,14 @@
 mod ab;
 mod bench_command;
 mod commands;
-mod dashboard;
 mod environment;
 mod github;
 mod render;
+mod reporting;
 mod serve;
 mod service_client;
 mod side_build;
+mod trends;
 
 use std::process::ExitCode;
 

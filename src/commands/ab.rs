@@ -10,13 +10,13 @@ use anyhow::{Context as _, bail};
 use benchgate_collector::{Location, RepositoryName, RunKind, Store};
 use benchgate_gate::report::Context;
 
-use super::decide::{Outputs, ReportArgs, decide_and_publish, load_policy, report};
 use super::{JobArgs, KindArg};
 use crate::ab::rounds::{Job, Rounds, RoundsSetting, count_instructions, run_rounds};
 use crate::ab::side::{Side, Worktree, build_side};
 use crate::ab::{resolve, scratch_dir, shared_target_dir};
 use crate::bench_command::CargoBench;
 use crate::environment;
+use crate::reporting::{Outputs, ReportArgs, decide_and_publish, load_policy, report};
 
 /// `benchgate ab`.
 #[derive(clap::Args)]

@@ -21,7 +21,6 @@ use benchgate_collector::{
 };
 use serde_json::{Value, json};
 
-use super::decide::load_policy;
 use super::{Format, JobArgs};
 use crate::ab::bisect::{Builds, Found, Lab, Search, first_parent_range, search};
 use crate::ab::rounds::{Job, Rounds};
@@ -30,6 +29,7 @@ use crate::ab::{resolve, scratch_dir, shared_target_dir};
 use crate::bench_command::CargoBench;
 use crate::environment;
 use crate::github::api::CommitPull;
+use crate::reporting::load_policy;
 
 /// `benchgate bisect`.
 #[derive(clap::Args)]

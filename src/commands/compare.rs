@@ -9,7 +9,7 @@ use benchgate_gate::decision::{Input, Mode, evaluate};
 use benchgate_gate::report::Context;
 
 use super::StoreArgs;
-use super::decide::{Outputs, ReportArgs, decide_and_publish, load_policy, report};
+use crate::reporting::{Outputs, ReportArgs, decide_and_publish, load_policy, report};
 
 /// `benchgate compare`.
 #[derive(clap::Args)]

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use super::StoreArgs;
-use super::decide::load_policy;
+use crate::reporting::load_policy;
 
 /// `benchgate dashboard`.
 #[derive(clap::Args)]
@@ -28,7 +28,7 @@ pub struct Args {
 pub async fn run(args: Args) -> anyhow::Result<u8> {
     let policy = load_policy(args.config.as_deref())?;
     let written =
-        crate::dashboard::write(&args.store.db, &args.out, &policy.budgets, args.full).await?;
+        crate::trends::write(&args.store.db, &args.out, &policy.budgets, args.full).await?;
     eprintln!(
         "benchgate: wrote {} to {} ({} drawn, {} unchanged); open {}",
         plural(written.pages, "page"),

@@ -15,8 +15,8 @@ use benchgate_gate::policy::Statistic;
 use benchgate_gate::report::Context;
 
 use super::StoreArgs;
-use super::decide::{Outputs, ReportArgs, decide_and_publish, load_policy, report};
 use crate::environment;
+use crate::reporting::{Outputs, ReportArgs, decide_and_publish, load_policy, report};
 use crate::service_client::reads::Collector;
 
 /// How far back the baseline may be: the base commit and this many ancestors.

@@ -5,7 +5,6 @@ pub mod ab;
 pub mod bisect;
 pub mod compare;
 pub mod dashboard;
-pub mod decide;
 pub mod export;
 pub mod fingerprint;
 pub mod gate;

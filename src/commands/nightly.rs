@@ -13,8 +13,8 @@ use serde_json::Value;
 
 use super::JobArgs;
 use super::bisect::{self, Request};
-use super::decide::load_policy;
 use crate::environment;
+use crate::reporting::load_policy;
 
 /// `benchgate nightly`.
 #[derive(clap::Args)]
@@ -63,7 +63,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     };
     let fingerprint = environment::detect_profile()?.fingerprint().to_string();
     let store = Store::connect(&args.job.store.db).await?;
-    let loaded = crate::dashboard::load(&store, &[]).await;
+    let loaded = crate::trends::load(&store, &[]).await;
     let bisected = store.bisections().await;
     store.close().await;
     let (repositories, bisected) = (loaded?, bisected?);

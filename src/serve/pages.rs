@@ -19,7 +19,7 @@ pub async fn get_page(State(state): State<AppState>, method: Method, uri: Uri) -
         p if p.ends_with('/') => format!("{p}index.html"),
         p => p.to_owned(),
     };
-    let repositories = crate::dashboard::load(&state.store, &[])
+    let repositories = crate::trends::load(&state.store, &[])
         .await
         .map_err(|e| ApiError::internal("loading the dashboard", format!("{e:#}")))?;
     match benchgate_dashboards::site::build(&repositories)
