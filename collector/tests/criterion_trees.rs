@@ -9,7 +9,6 @@ mod shared_corpus;
 
 use shared_corpus::shared_corpus;
 use std::fs;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use benchgate_collector::criterion::read_tree;

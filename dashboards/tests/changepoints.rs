@@ -28,7 +28,6 @@ mod shared_corpus;
 
 use shared_corpus::shared_corpus;
 use std::collections::BTreeMap;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use benchgate_collector::history;
