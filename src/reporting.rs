@@ -128,12 +128,14 @@ pub async fn decide_and_publish(
     publish::publish_decided(
         &decided,
         summary,
-        repository,
-        &report.github,
-        db,
-        report.warn_only,
-        Some(started),
-        publish::Provenance::ThisWorkflow,
+        publish::Publication {
+            repository,
+            args: &report.github,
+            db,
+            warn_only: report.warn_only,
+            started: Some(started),
+            provenance: publish::Provenance::ThisWorkflow,
+        },
     )
     .await?;
     Ok(code)

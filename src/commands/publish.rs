@@ -72,12 +72,14 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         (Some(summary), None, None) => {
             publish::publish(
                 &summary,
-                repo.as_deref(),
-                &github,
-                &store.db,
-                warn_only,
-                None,
-                publish::Provenance::ThisWorkflow,
+                publish::Publication {
+                    repository: repo.as_deref(),
+                    args: &github,
+                    db: &store.db,
+                    warn_only,
+                    started: None,
+                    provenance: publish::Provenance::ThisWorkflow,
+                },
             )
             .await?
         }

@@ -103,12 +103,14 @@ pub async fn publish_from_artifact(
     };
     publish(
         &checked.summary,
-        repository,
-        &args,
-        db,
-        warn_only,
-        None,
-        provenance,
+        Publication {
+            repository,
+            args: &args,
+            db,
+            warn_only,
+            started: None,
+            provenance,
+        },
     )
     .await
 }
@@ -210,45 +212,43 @@ fn permission_error(error: ApiError, permission: &str) -> anyhow::Error {
 }
 
 /// `benchgate publish --summary FILE`: everything a pull request shows, from a perf-summary.json
-/// computed by `provenance`.
-pub async fn publish(
-    summary_path: &Path,
-    repository: Option<&str>,
-    args: &GitHubArgs,
-    db: &Location,
-    warn_only: bool,
-    started: Option<StartedCheck>,
-    provenance: Provenance<'_>,
-) -> anyhow::Result<()> {
+/// computed by `to.provenance`.
+pub async fn publish(summary_path: &Path, to: Publication<'_>) -> anyhow::Result<()> {
     let text = std::fs::read_to_string(summary_path)
         .with_context(|| format!("--summary {}: cannot read", summary_path.display()))?;
     let summary = read_summary(summary_path, &text)?;
-    publish_decided(
-        &summary,
-        summary_path,
+    publish_decided(&summary, summary_path, to).await
+}
+
+/// Where a verdict is published, and on whose word.
+#[derive(Clone, Copy)]
+pub struct Publication<'a> {
+    /// OWNER/NAME, when not from the environment.
+    pub repository: Option<&'a str>,
+    pub args: &'a GitHubArgs,
+    /// The store, for a maintainer's override recorded there.
+    pub db: &'a Location,
+    pub warn_only: bool,
+    /// The check run started when the job began, if one was.
+    pub started: Option<StartedCheck>,
+    pub provenance: Provenance<'a>,
+}
+
+/// Everything a pull request shows, from a decision in memory (also written to
+/// `summary_path`, which the step outputs point at).
+pub async fn publish_decided(
+    summary: &ReadSummary,
+    summary_path: &Path,
+    to: Publication<'_>,
+) -> anyhow::Result<()> {
+    let Publication {
         repository,
         args,
         db,
         warn_only,
         started,
         provenance,
-    )
-    .await
-}
-
-/// Everything a pull request shows, from a decision in memory (also written to
-/// `summary_path`, which the step outputs point at).
-#[allow(clippy::too_many_arguments)]
-pub async fn publish_decided(
-    summary: &ReadSummary,
-    summary_path: &Path,
-    repository: Option<&str>,
-    args: &GitHubArgs,
-    db: &Location,
-    warn_only: bool,
-    started: Option<StartedCheck>,
-    provenance: Provenance<'_>,
-) -> anyhow::Result<()> {
+    } = to;
     let unverified = provenance == Provenance::PullRequestWorkflow;
     let requested_note = match provenance {
         Provenance::RequestedBy(login) => Some(requested_note(login)),
