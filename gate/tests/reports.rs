@@ -17,7 +17,7 @@ use benchgate_gate::github_text::{
     conclusion, status_description,
 };
 use benchgate_gate::report::{
-    BuiltExecutable, Context, Incomplete, Links, SideBuild, read_summary, render_markdown,
+    BuiltExecutable, Context, Cost, Incomplete, Links, SideBuild, read_summary, render_markdown,
     render_markdown_linked, render_text, summary, summary_json,
 };
 use common::{decide_ab, measurement};
@@ -48,6 +48,7 @@ fn deduplicate_pair() -> (Decision, Context) {
         &Policy::default(),
     );
     let context = Context {
+        cost: None,
         base: "64cc24b82a29".into(),
         head: "37d4f0b979e6".into(),
         base_commit: Some("64cc24b82a29348523623673346add76cba98245".into()),
@@ -104,6 +105,7 @@ fn ab_regression() -> (Decision, Context) {
     }
     let decision = decide_ab(&base, &head);
     let context = Context {
+        cost: None,
         base: "1111111".into(),
         head: "2222222".into(),
         base_commit: Some("1111111111111111111111111111111111111111".into()),
@@ -415,6 +417,7 @@ fn no_baseline_and_one_run_a_side_are_said_as_they_are() {
     );
     assert_eq!(decision.verdict, Overall::NoBaseline);
     let context = Context {
+        cost: None,
         base: "64cc24b82a29".into(),
         head: "37d4f0b979e6 (run 3)".into(),
         fingerprint: Some("dd48e16126ad9cffe24dce0cd48db47104f2ae13".into()),
@@ -442,6 +445,55 @@ fn no_baseline_and_one_run_a_side_are_said_as_they_are() {
     assert_eq!(json["source"], "one run a side");
     let read = read_summary(Path::new("perf-summary.json"), &json.to_string()).unwrap();
     assert_eq!(read.context, context);
+}
+
+#[test]
+fn what_an_ab_job_spent_is_said_in_the_fold_and_reads_back() {
+    let (decision, mut context) = ab_regression();
+    context.cost = Some(Cost {
+        bench_seconds: 95.4,
+        build_seconds: 451.0,
+    });
+    let markdown = render_markdown(&decision, &context, &Policy::default());
+    assert!(
+        markdown
+            .contains("Decided in 3 rounds, 95 s of benchmarking (7.5 min building both sides)."),
+        "{markdown}"
+    );
+    let json = summary_json(&decision, &context, &Policy::default());
+    assert_eq!(json["bench_seconds"], 95.4);
+    assert_eq!(json["build_seconds"], 451.0);
+    let read = read_summary(Path::new("perf-summary.json"), &json.to_string()).unwrap();
+    assert_eq!(read.context, context);
+    // Without a cost (a stored baseline), neither field is written, and the fold says nothing.
+    let (decision, context) = ab_pass();
+    let json = summary_json(&decision, &context, &Policy::default());
+    assert!(json.get("bench_seconds").is_none() && json.get("build_seconds").is_none());
+    assert!(!render_markdown(&decision, &context, &Policy::default()).contains("of benchmarking"));
+    // A cost is whole and plausible, or refused naming the field.
+    let (decision, mut context) = ab_regression();
+    context.cost = Some(Cost {
+        bench_seconds: 1.0,
+        build_seconds: 2.0,
+    });
+    let good = summary_json(&decision, &context, &Policy::default());
+    let refuse = |edit: &dyn Fn(&mut serde_json::Value)| {
+        let mut value = good.clone();
+        edit(&mut value);
+        read_summary(Path::new("perf-summary.json"), &value.to_string())
+            .unwrap_err()
+            .to_string()
+    };
+    assert_eq!(
+        refuse(&|v| v["bench_seconds"] = (-3.0).into()),
+        "perf-summary.json: `bench_seconds`: is -3; seconds are finite and not negative"
+    );
+    assert_eq!(
+        refuse(&|v| {
+            v.as_object_mut().unwrap().remove("build_seconds");
+        }),
+        "perf-summary.json: `bench_seconds`: comes with build_seconds, or neither is given"
+    );
 }
 
 #[test]

@@ -127,6 +127,8 @@ pub struct Ran {
     decided: HashMap<String, BenchmarkResult>,
     /// Set when a bench command failed in a round after the first: the rounds before it stand.
     pub incomplete: Option<Incomplete>,
+    /// Wall time in the bench command, both sides, every round.
+    pub bench_time: Duration,
 }
 
 impl Ran {
@@ -303,6 +305,7 @@ pub async fn run_rounds(
         head,
         decided,
         incomplete,
+        bench_time: clock.benchmarking,
     })
 }
 

@@ -4,11 +4,11 @@
 //! with the rounds as the unit of replication.
 
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 use benchgate_collector::{Location, RepositoryName, RunKind, Store};
-use benchgate_gate::report::Context;
+use benchgate_gate::report::{Context, Cost};
 
 use super::{JobArgs, KindArg};
 use crate::ab::rounds::{Job, Rounds, RoundsSetting, count_instructions, run_rounds};
@@ -162,10 +162,12 @@ async fn ab(args: &Options<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
             branch: crate::ab::branch_of(reference),
         });
     }
+    let building = Instant::now();
     let Prepared {
         notes,
         not_measured,
     } = prepare(args, &mut sides, bench.as_ref(), &scratch, &target_dir)?;
+    let build_seconds = building.elapsed().as_secs_f64();
 
     let [base, head] = [&sides[0], &sides[1]];
     let mut context = Context {
@@ -182,6 +184,10 @@ async fn ab(args: &Options<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
         },
         incomplete: None,
         notes,
+        cost: Some(Cost {
+            bench_seconds: 0.0,
+            build_seconds,
+        }),
     };
     if let Some(ids) = not_measured {
         eprintln!(
@@ -193,12 +199,14 @@ async fn ab(args: &Options<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
         return report(&decision, &context, &policy, outputs);
     }
 
+    let counting = Instant::now();
     let mut counts = Vec::new();
     if let Some(command) = args.instructions {
         for side in &sides {
             counts.push(count_instructions(side, command, &scratch, &target_dir)?);
         }
     }
+    let counting_time = counting.elapsed();
 
     let store = Store::connect(args.db).await?;
     let setting = RoundsSetting {
@@ -224,6 +232,10 @@ async fn ab(args: &Options<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
     let decision = ran.decide(&policy, args.rounds.plan());
     drop(sides);
     context.incomplete = ran.incomplete.clone();
+    context.cost = Some(Cost {
+        bench_seconds: (ran.bench_time + counting_time).as_secs_f64(),
+        build_seconds,
+    });
     let code = report(&decision, &context, &policy, outputs)?;
     if let Some(incomplete) = &ran.incomplete {
         eprintln!(

@@ -141,6 +141,7 @@ pub async fn compare(
         );
     }
     let context = Context {
+        cost: None,
         base: base.join(", "),
         head: head.join(", "),
         base_commit: common(&base_side.commits),

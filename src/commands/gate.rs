@@ -270,6 +270,7 @@ async fn decide(
     let baseline = choose_baseline(&candidates, &ancestry, head_id);
 
     let mut context = Context {
+        cost: None,
         base: start.short().to_owned(),
         head: format!("{} (run {})", summary.meta.commit.short(), head_id),
         base_commit: None,

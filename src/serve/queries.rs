@@ -47,6 +47,7 @@ pub async fn get_comparison(
         &policy,
     );
     let context = Context {
+        cost: None,
         base: format!(
             "{} (run {})",
             base.summary.meta.commit.short(),

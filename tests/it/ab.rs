@@ -110,11 +110,22 @@ fn a_head_that_does_more_work_in_the_benchmarked_crate_is_regressed() {
             "PUSHES: u64 = 40_000",
         );
     });
+    let started = std::time::Instant::now();
     let output = ab_zoo(repo.path(), &[]);
+    let wall = started.elapsed().as_secs_f64();
     let err = stderr(&output);
     assert_eq!(output.status.code(), Some(1), "{err}");
     let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(summary["verdict"], "regressed");
+    // What the job spent: both parts measured, neither more than the job took, and
+    // together no more than it either.
+    let bench_seconds = summary["bench_seconds"].as_f64().unwrap();
+    let build_seconds = summary["build_seconds"].as_f64().unwrap();
+    assert!(bench_seconds > 0.0 && build_seconds > 0.0, "{summary:#}");
+    assert!(
+        bench_seconds + build_seconds <= wall,
+        "{bench_seconds} + {build_seconds} > {wall}"
+    );
     assert_eq!(summary["base_commit"], base.as_str());
     assert_eq!(summary["head_commit"], head.as_str());
     let push = verdict_of(&summary, "push");

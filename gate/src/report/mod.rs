@@ -54,7 +54,21 @@ pub struct Context {
     /// Facts about how the sides were built, one sentence each (which `Cargo.lock`, executables
     /// the change did not touch).
     pub notes: Vec<String>,
+    /// What a same-job A/B job spent, when it ran one.
+    pub cost: Option<Cost>,
 }
+
+/// What a same-job A/B job spent: wall time in the bench executables (both sides, every
+/// round) and in building both sides.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Cost {
+    /// Seconds in the bench executables (and instruction counts), both sides, every round.
+    pub bench_seconds: f64,
+    /// Seconds building both sides (and checking the bench command against their builds).
+    pub build_seconds: f64,
+}
+
+impl Eq for Cost {}
 
 /// The most lines of a failed command's standard error a report carries.
 pub const MAX_STDERR_TAIL: usize = 20;
@@ -434,11 +448,30 @@ fn how_decided(out: &mut String, decision: &Decision, context: &Context, policy:
     if let Some(builds) = builds_sentence(context) {
         let _ = writeln!(out, "{builds}\n");
     }
+    if let Some(cost) = context.cost {
+        let _ = writeln!(
+            out,
+            "Decided in {} round{}, {} of benchmarking ({} building both sides).\n",
+            decision.rounds,
+            if decision.rounds == 1 { "" } else { "s" },
+            minutes(cost.bench_seconds),
+            minutes(cost.build_seconds)
+        );
+    }
     let _ = writeln!(
         out,
         "**change** is the head against the base, in the measure shown (time, or throughput where the benchmark declares one); **decided on** is the bound the verdict rests on; **detectable** is the smallest slowdown that would read `regressed` at this noise and round count; **rounds** is how many A/B rounds the verdict took; a round **set aside** moved more than {INTERFERED_CUT} robust spreads from the benchmark's other rounds (a neighbour on the machine slowing one run): `pass`, the change and its band rest on the rounds kept, and a `regressed` must hold with every round and without those; **stopped early** means more rounds, up to `--max-rounds`, had less than a {:.0}% chance of deciding it, so none were run.\n\n</details>",
         FUTILITY_POWER * 100.0
     );
+}
+
+/// A duration for people: seconds below two minutes, else minutes.
+fn minutes(seconds: f64) -> String {
+    if seconds < 120.0 {
+        format!("{seconds:.0} s")
+    } else {
+        format!("{:.1} min", seconds / 60.0)
+    }
 }
 
 /// What a maintainer can do about a failing gate.

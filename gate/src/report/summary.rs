@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use super::{Context, Incomplete, SideBuild};
+use super::{Context, Cost, Incomplete, SideBuild};
 use crate::budget::BudgetResult;
 use crate::decision::{
     BenchmarkResult, Decision, DecisionBound, Metric, Mode, NoiseSource, Overall, TooNoisy, Verdict,
@@ -50,6 +50,12 @@ pub struct Summary<'a> {
     /// Counts stored but not judged (no limit under `[instructions]`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     unjudged: Vec<Cow<'a, str>>,
+    /// Same-job A/B: wall time in the bench executables, both sides, every round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    bench_seconds: Option<f64>,
+    /// Same-job A/B: wall time building both sides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    build_seconds: Option<f64>,
 }
 
 /// How many benchmarks got each verdict, in the schema's order.
@@ -194,6 +200,8 @@ pub fn summary<'a>(decision: &'a Decision, context: &'a Context, policy: &Policy
             .iter()
             .map(|id| Cow::Borrowed(id.as_str()))
             .collect(),
+        bench_seconds: context.cost.map(|c| c.bench_seconds),
+        build_seconds: context.cost.map(|c| c.build_seconds),
     }
 }
 
@@ -250,6 +258,29 @@ pub fn read_summary(path: &std::path::Path, text: &str) -> crate::Result<ReadSum
         ));
     }
     check_texts(&summary.notes, summary.incomplete.as_ref(), &error)?;
+    let cost = match (summary.bench_seconds, summary.build_seconds) {
+        (None, None) => None,
+        (Some(bench), Some(build)) => {
+            for (field, value) in [("bench_seconds", bench), ("build_seconds", build)] {
+                if !(value.is_finite() && value >= 0.0) {
+                    return Err(error(
+                        field.into(),
+                        format!("is {value}; seconds are finite and not negative"),
+                    ));
+                }
+            }
+            Some(Cost {
+                bench_seconds: bench,
+                build_seconds: build,
+            })
+        }
+        _ => {
+            return Err(error(
+                "bench_seconds".into(),
+                "comes with build_seconds, or neither is given".into(),
+            ));
+        }
+    };
     let mut benchmarks = Vec::with_capacity(summary.benchmarks.len());
     for (i, b) in summary.benchmarks.into_iter().enumerate() {
         benchmarks.push(benchmark_of(i, b, &error)?);
@@ -279,6 +310,7 @@ pub fn read_summary(path: &std::path::Path, text: &str) -> crate::Result<ReadSum
             source: summary.source.map(Cow::into_owned),
             incomplete: summary.incomplete,
             notes: summary.notes.into_iter().map(Cow::into_owned).collect(),
+            cost,
         },
         policy,
     })
