@@ -316,8 +316,9 @@ impl Samples {
     }
 }
 
-/// Adds `more` to `measurements`, sorted by id; the id of a benchmark already there is an error
-/// (a run measures each benchmark once, whichever tool measured it).
+/// Adds `more` to `measurements` (callers sort once they have merged everything); the id of a
+/// benchmark already there is an error (a run measures each benchmark once, whichever tool
+/// measured it).
 pub fn merge_measurements(
     measurements: &mut Vec<Measurement>,
     more: impl IntoIterator<Item = Measurement>,
@@ -328,7 +329,6 @@ pub fn merge_measurements(
         }
         measurements.push(measurement);
     }
-    measurements.sort_by(|a, b| a.id.cmp(&b.id));
     Ok(())
 }
 

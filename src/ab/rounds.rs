@@ -404,6 +404,7 @@ async fn run_side(
                 id.as_str()
             )
         })?;
+        measurements.sort_by(|a, b| a.id.cmp(&b.id));
     }
     let fingerprint = setting.profile.fingerprint();
     let attempt = setting

@@ -141,36 +141,33 @@ fn single_round_floors<'a>(
     d_values: &'a [Vec<f64>],
 ) -> impl Fn(usize) -> Floors + 'a {
     let single = move |j: usize| d_values[j].len() < 2;
-    let any_single = (0..d_values.len()).any(single);
-    let signed: Vec<f64> = d_values.iter().map(|d| mean(d)).collect();
-    let mut sorted_signed = signed.clone();
-    sorted_signed.sort_by(f64::total_cmp);
-    let machine = if any_single {
-        history_floor(
+    // Nothing to compute when every benchmark has rounds (most of an adaptive job's looks).
+    let floors = (0..d_values.len()).any(single).then(|| {
+        let signed: Vec<f64> = d_values.iter().map(|d| mean(d)).collect();
+        let mut sorted_signed = signed.clone();
+        sorted_signed.sort_by(f64::total_cmp);
+        let moves: Vec<f64> = signed.iter().map(|d| d.abs()).collect();
+        let mut sorted_moves = moves.clone();
+        sorted_moves.sort_by(f64::total_cmp);
+        let machine = history_floor(
             &candidates
                 .iter()
                 .filter_map(|c| input.history.get(c.id).map(Vec::as_slice))
                 .collect::<Vec<_>>(),
-        )
-    } else {
-        None
-    };
-    let others = OthersSpread::new(if any_single { &sorted_signed } else { &[] });
-    let moves: Vec<f64> = signed.iter().map(|d| d.abs()).collect();
-    let mut sorted_moves = moves.clone();
-    sorted_moves.sort_by(f64::total_cmp);
-    move |j: usize| {
-        if !single(j) {
-            return Floors::default();
-        }
-        Floors {
+        );
+        let others = OthersSpread::new(&sorted_signed);
+        (signed, moves, sorted_moves, others, machine)
+    });
+    move |j: usize| match &floors {
+        Some((signed, moves, sorted_moves, others, machine)) if single(j) => Floors {
             robust: others
                 .of(signed[j])
                 .into_iter()
-                .chain(machine)
+                .chain(*machine)
                 .reduce(f64::max),
-            plain: plain_others_spread(&sorted_moves, moves[j]),
-        }
+            plain: plain_others_spread(sorted_moves, moves[j]),
+        },
+        _ => Floors::default(),
     }
 }
 

@@ -31,7 +31,7 @@ pub use summary::{ReadSummary, SCHEMA_VERSION, Summary, read_summary, summary, s
 pub use text::render_text;
 
 /// What was compared, for people: the decision does not know where its inputs came from.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Context {
     /// The base side: a commit SHA, run ids or directories.
     pub base: String,
@@ -67,8 +67,6 @@ pub struct Cost {
     /// Seconds building both sides (and checking the bench command against their builds).
     pub build_seconds: f64,
 }
-
-impl Eq for Cost {}
 
 /// The most lines of a failed command's standard error a report carries.
 pub const MAX_STDERR_TAIL: usize = 20;
