@@ -7,6 +7,7 @@ mod bench_command;
 mod commands;
 mod environment;
 mod github;
+mod head_reruns;
 mod render;
 mod reporting;
 mod serve;

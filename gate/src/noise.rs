@@ -139,6 +139,28 @@ pub struct Rounds<'a> {
     /// `ln` of the base run's time, for one round of a benchmark judged on time (interference
     /// only adds time); `None` otherwise.
     pub base_time: Option<f64>,
+    /// A stored baseline's head runs pooled into the one round (their median): 1 without
+    /// re-runs.
+    pub head_runs: usize,
+}
+
+/// The variance of the median of `runs` independent normal runs, as a share of one run's:
+/// exact for up to five (1, 1/2, 0.4487, 0.3573, 0.2868), π/2n beyond.
+pub fn median_variance_share(runs: usize) -> f64 {
+    match runs {
+        0 | 1 => 1.0,
+        2 => 0.5,
+        3 => 0.448_7,
+        4 => 0.357_3,
+        5 => 0.286_8,
+        n => std::f64::consts::PI / (2.0 * n as f64),
+    }
+}
+
+/// A base run against the median of `head_runs` head runs, as a share of the variance of one
+/// run against one (`2σ²`): a re-run shrinks the head's part, never the base's.
+pub fn pair_variance_share(head_runs: usize) -> f64 {
+    (1.0 + median_variance_share(head_runs)) / 2.0
 }
 
 /// Each benchmark's per-round variance of `d` and its degrees of freedom, for [`fit_prior`].
@@ -369,7 +391,7 @@ pub fn assess(
             let (variance, df, source) = match sigma {
                 // Base and head are each one noisy run.
                 Some(sigma) if sigma.is_finite() => (
-                    2.0 * sigma * sigma,
+                    2.0 * sigma * sigma * pair_variance_share(rounds.head_runs),
                     (history.map_or(0, <[f64]>::len) - 1) as f64,
                     NoiseSource::History,
                 ),
@@ -393,10 +415,14 @@ pub fn assess(
     let round_variance = round_variance.max(rounds.within);
     let se = (round_variance / n).sqrt().max(1e-12);
     let (pass_se, pass_excess) = match (source, history, rounds.base_time) {
-        (NoiseSource::History, Some(history), Some(base)) if rounds.d.len() == 1 => {
-            one_sided_pass(history, base, floors.robust.unwrap_or(0.0), rounds.within)
-                .unwrap_or((se, 0.0))
-        }
+        (NoiseSource::History, Some(history), Some(base)) if rounds.d.len() == 1 => one_sided_pass(
+            history,
+            base,
+            floors.robust.unwrap_or(0.0),
+            rounds.within,
+            rounds.head_runs,
+        )
+        .unwrap_or((se, 0.0)),
         _ => (se, 0.0),
     };
     let claim_df = if source == NoiseSource::Assumed || interference_tails {
@@ -426,7 +452,13 @@ pub fn assess(
 /// clean noise, the history's robust spread (`1.4826 · MAD` of its successive differences), not
 /// the tail-aware one, whose jumps are what the excess bounds. The others' moves and the
 /// within-run interval stay floors. `None` when the history has no robust spread.
-fn one_sided_pass(history: &[f64], base: f64, floor: f64, within: f64) -> Option<(f64, f64)> {
+fn one_sided_pass(
+    history: &[f64],
+    base: f64,
+    floor: f64,
+    within: f64,
+    head_runs: usize,
+) -> Option<(f64, f64)> {
     let sigma = successive_difference_sigma(history);
     if !sigma.is_finite() {
         return None;
@@ -435,7 +467,9 @@ fn one_sided_pass(history: &[f64], base: f64, floor: f64, within: f64) -> Option
         .iter()
         .copied()
         .fold(base, f64::min);
-    let variance = (2.0 * sigma * sigma).max(floor * floor).max(within);
+    let variance = (2.0 * sigma * sigma * pair_variance_share(head_runs))
+        .max(floor * floor)
+        .max(within);
     Some((variance.sqrt().max(1e-12), base - recent))
 }
 

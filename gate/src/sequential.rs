@@ -20,6 +20,13 @@ pub enum Plan {
         /// Rounds at the last.
         max: usize,
     },
+    /// A stored baseline's head run, and a look after each re-run of the head up to `max`
+    /// head runs (`gate -- <bench command>`). The A/B waits (rounds to fail, to decide a large
+    /// move, to give up) guard against the alternation of sides and do not apply.
+    Reruns {
+        /// Head runs at the last look.
+        max: usize,
+    },
 }
 
 /// How the error rates are spread over the looks: look `i` of `L` spends `(i / L)^SPENDING_POWER`
@@ -117,7 +124,7 @@ impl Plan {
     /// more rounds coming, so it is always there.
     fn reached(self, rounds: usize, needed: usize) -> bool {
         match self {
-            Plan::Fixed => true,
+            Plan::Fixed | Plan::Reruns { .. } => true,
             Plan::Sequential { max, .. } => rounds >= needed.min(max),
         }
     }
@@ -132,22 +139,22 @@ impl Plan {
 
     /// The share of each error rate spent at the look with `rounds` rounds (1 for a fixed plan).
     pub fn share(self, rounds: usize) -> f64 {
-        match self {
-            Plan::Fixed => 1.0,
-            Plan::Sequential { first, max } => {
-                let looks = (max.max(first) - first + 1) as f64;
-                let look = (rounds.clamp(first, max.max(first)) - first + 1) as f64;
-                let spent = |i: f64| (i / looks).powf(SPENDING_POWER);
-                spent(look) - spent(look - 1.0)
-            }
-        }
+        let (first, max) = match self {
+            Plan::Fixed => return 1.0,
+            Plan::Sequential { first, max } => (first, max),
+            Plan::Reruns { max } => (1, max),
+        };
+        let looks = (max.max(first) - first + 1) as f64;
+        let look = (rounds.clamp(first, max.max(first)) - first + 1) as f64;
+        let spent = |i: f64| (i / looks).powf(SPENDING_POWER);
+        spent(look) - spent(look - 1.0)
     }
 
     /// The most rounds this plan runs (`None` for a fixed plan: no more are coming).
     pub fn max_rounds(self) -> Option<usize> {
         match self {
             Plan::Fixed => None,
-            Plan::Sequential { max, .. } => Some(max),
+            Plan::Sequential { max, .. } | Plan::Reruns { max } => Some(max),
         }
     }
 }
@@ -169,6 +176,14 @@ mod tests {
         assert!((Plan::adaptive(6).share(3) - 0.203_903_615_6).abs() < 1e-9);
         assert!((Plan::adaptive(6).share(6) - (1.0 - 0.8_f64.powf(0.75))).abs() < 1e-12);
         assert_eq!(Plan::adaptive(6).max_rounds(), Some(6));
+        // Re-runs of a stored baseline's head look from the first run: (1/3)^¾ of the rates
+        // at one head run, and never the A/B waits.
+        let reruns = Plan::Reruns { max: 3 };
+        let total: f64 = (1..=3).map(|n| reruns.share(n)).sum();
+        assert!((total - 1.0).abs() < 1e-12, "{total}");
+        assert!((reruns.share(1) - (1.0_f64 / 3.0).powf(0.75)).abs() < 1e-12);
+        assert!(reruns.may_fail_at(1) && reruns.may_decide_large_move_at(1));
+        assert_eq!(Plan::Reruns { max: 1 }.share(1), 1.0);
     }
 
     fn side(estimate: f64, round_sd: f64, quantile: f64) -> Side {

@@ -802,3 +802,106 @@ fn fixed_ab_rounds_pass_on_a_bound_with_a_margin_and_the_other_plans_spend_their
     let confidence = bound_of(&stored, "b00").confidence;
     assert!((confidence - 0.95).abs() < 1e-12, "{confidence}");
 }
+
+/// A stored baseline's head run that a neighbour slowed for one benchmark leaves it undecided;
+/// re-running only that benchmark on the head and pooling the runs decides it, the others keep
+/// the verdicts of the first look, and one the re-run did not measure keeps its own.
+#[test]
+fn head_reruns_decide_what_one_interfered_head_run_left_open() {
+    use benchgate_gate::decision::HeadReruns;
+    let history = calm_history(11);
+    let run = |slowed: &[(usize, f64)]| -> Vec<Measurement> {
+        (0..12)
+            .map(|j| {
+                let factor = slowed
+                    .iter()
+                    .find(|(k, _)| *k == j)
+                    .map_or(1.0, |(_, f)| *f);
+                measurement(&format!("b{j:02}"), 1000.0 * factor, 0.002, None)
+            })
+            .collect()
+    };
+    let base = run(&[]);
+    // b03 read 13% slower in the first head run (a neighbour), b07 12%.
+    let first = run(&[(3, 1.13), (7, 1.12)]);
+    let policy = Policy::default();
+    let mut reruns = HeadReruns::new(3);
+    let look = reruns.look(
+        &base,
+        std::slice::from_ref(&first),
+        &history,
+        &policy,
+        |_| true,
+    );
+    let one = result_of(&look.decision, "b03");
+    assert_eq!(one.verdict, Verdict::Inconclusive, "{one:?}");
+    assert_eq!(look.open, ["b03", "b07"], "{:?}", look.decision.benchmarks);
+    assert_eq!(result_of(&look.decision, "b00").verdict, Verdict::Pass);
+    // The same run judged once and for all (no re-runs) is no more decided.
+    let fixed = HeadReruns::new(1).look(
+        &base,
+        std::slice::from_ref(&first),
+        &history,
+        &policy,
+        |_| true,
+    );
+    assert!(fixed.open.is_empty());
+    assert_eq!(
+        result_of(&fixed.decision, "b03").verdict,
+        Verdict::Inconclusive
+    );
+
+    // The re-run measures b03 only, clean this time (b07's bench did not run).
+    let second: Vec<Measurement> = run(&[])
+        .into_iter()
+        .filter(|m| m.id.as_str() == "b03")
+        .collect();
+    let heads = [first.clone(), second.clone()];
+    let look = reruns.look(&base, &heads, &history, &policy, |_| true);
+    let decision = look.decision;
+    // Decided at the second look: the median of two runs is their geometric mean, 6.3%
+    // slower, significantly (`warn`) but with the limit excluded.
+    let b03 = result_of(&decision, "b03");
+    assert_eq!((b03.verdict, b03.rounds), (Verdict::Warn, 2), "{b03:?}");
+    assert!(b03.bound.unwrap().upper.unwrap() < 1.15, "{b03:?}");
+    let expected_head = (1130.0 * 1000.0_f64).sqrt();
+    assert!(
+        (b03.head_ns.unwrap() / expected_head - 1.0).abs() < 1e-9,
+        "{b03:?}"
+    );
+    assert!(look.open.is_empty(), "{:?}", look.open);
+    // b07 was open but not measured again: it keeps the first look's verdict and run count.
+    let b07 = result_of(&decision, "b07");
+    assert_eq!(
+        (b07.verdict, b07.rounds),
+        (Verdict::Inconclusive, 1),
+        "{b07:?}"
+    );
+    // The others were decided at the first look and keep it.
+    let b00 = result_of(&decision, "b00");
+    assert_eq!((b00.verdict, b00.rounds), (Verdict::Pass, 1));
+}
+
+/// Pooling the head's runs shrinks the head's part of the noise, never the base's: against
+/// one base run, three head runs narrow the band by at most √(1.4487/2), not by √3.
+#[test]
+fn pooled_head_runs_narrow_the_band_only_by_the_heads_share() {
+    let mut noise = Noise(5);
+    let history = HashMap::from([(
+        "b".to_owned(),
+        (0..30)
+            .map(|_| 1000f64.ln() + 0.04 * noise.normal())
+            .collect::<Vec<f64>>(),
+    )]);
+    let base = vec![vec![measurement("b", 1000.0, 0.001, None)]];
+    let one = vec![vec![measurement("b", 1000.0, 0.001, None)]];
+    let three = vec![one[0].clone(), one[0].clone(), one[0].clone()];
+    let width = |head: &[Vec<Measurement>]| {
+        let decision = decide(&base, head, &history);
+        let b = result_of(&decision, "b");
+        b.noise.unwrap().ln_1p()
+    };
+    let ratio = width(&three) / width(&one);
+    let expected = (1.448_7_f64 / 2.0).sqrt();
+    assert!((ratio - expected).abs() < 0.01, "{ratio} vs {expected}");
+}

@@ -56,7 +56,8 @@ head_sha() {
 }
 
 # Modes pr and push: benchmark, store the run (ingest ARGS), upload it to the collector if one
-# is set, and gate it against its stored baseline.
+# is set, and gate it against its stored baseline, re-running the head's undecided benchmarks
+# up to max-runs head runs (within budget).
 bench_store_and_gate() {
     "${bench_command[@]}"
     count_instructions
@@ -65,8 +66,11 @@ bench_store_and_gate() {
     if [ ${#collector_args[@]} -gt 0 ]; then
         run="$(benchgate upload "$run" "${collector_args[@]}")"
     fi
+    local reruns_args=(--max-runs "${INPUT_MAX_RUNS:-3}")
+    if [ -n "${INPUT_BUDGET:-}" ]; then reruns_args+=(--budget "$INPUT_BUDGET"); fi
     benchgate gate --head "$run" "${collector_args[@]}" "${config_args[@]}" "${warn_args[@]}" \
-        "${publish_args[@]}" --out-json perf-summary.json --out-md perf-summary.md
+        "${publish_args[@]}" "${reruns_args[@]}" --out-json perf-summary.json \
+        --out-md perf-summary.md -- "${bench_command[@]}"
 }
 
 case "$mode" in

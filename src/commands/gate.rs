@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::time::Duration;
 
 use anyhow::Context as _;
 use benchgate_collector::{
@@ -16,6 +17,7 @@ use benchgate_gate::report::Context;
 
 use super::StoreArgs;
 use crate::environment;
+use crate::head_reruns::Reruns;
 use crate::reporting::{Outputs, ReportArgs, decide_and_publish, load_policy, report};
 use crate::service_client::reads::Collector;
 
@@ -42,8 +44,22 @@ pub struct Args {
     /// The repository on the collector, OWNER/NAME [default: as for ingest].
     #[arg(long, requires = "collector")]
     repo: Option<String>,
+    /// Head runs at most. With the bench command after `--`, the benchmarks a head run leaves
+    /// `inconclusive` run again in this checkout (only they), the head's runs are pooled and
+    /// the comparison decided again, each look spending its share of the error rates
+    /// [default: 3 with a bench command, else 1].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=20))]
+    max_runs: Option<u32>,
+    /// Benchmarking time the re-runs may take in all (e.g. 10m); once spent, the benchmarks
+    /// still undecided stay `inconclusive`.
+    #[arg(long, value_parser = humantime::parse_duration, requires = "command")]
+    budget: Option<Duration>,
     #[command(flatten)]
     report: ReportArgs,
+    /// The head's bench command (e.g. `cargo bench --workspace`), to re-run the undecided
+    /// benchmarks: a `cargo bench` command is narrowed to their exact ids; another runs whole.
+    #[arg(last = true, value_name = "BENCH COMMAND")]
+    command: Vec<String>,
 }
 
 /// Decides, reports, and with `--publish` publishes.
@@ -58,6 +74,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         }
         None => None,
     };
+    let reruns = Reruns::new(args.command, args.max_runs, args.budget)?;
     let outputs = args.report.outputs();
     decide_and_publish(
         &args.report,
@@ -73,6 +90,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
                 .map(|(url, repo)| (url.as_str(), repo.clone())),
             args.base_commit.as_deref(),
             args.report.config.as_deref(),
+            &reruns,
             &outputs,
         ),
     )
@@ -163,23 +181,23 @@ pub async fn gate(
     collector: Option<(&str, RepositoryName)>,
     base_commit: Option<&str>,
     config: Option<&Path>,
+    reruns: &Reruns,
     outputs: &Outputs,
 ) -> anyhow::Result<u8> {
     let policy = load_policy(config)?;
     let head_id = RunId::parse(head).context("--head")?;
-    if let Some((url, repository)) = collector {
-        let source = Source::Remote(Collector::new(url, repository)?);
-        return decide(&source, head_id, base_commit, &policy, outputs).await;
-    }
-    let store = Store::connect_existing(db).await?;
-    let outcome = decide(
-        &Source::Local(store.clone()),
+    let judged = Judged {
         head_id,
         base_commit,
-        &policy,
-        outputs,
-    )
-    .await;
+        policy: &policy,
+        reruns,
+    };
+    if let Some((url, repository)) = collector {
+        let source = Source::Remote(Collector::new(url, repository)?);
+        return decide(&source, &judged, outputs).await;
+    }
+    let store = Store::connect_existing(db).await?;
+    let outcome = decide(&Source::Local(store.clone()), &judged, outputs).await;
     store.close().await;
     outcome
 }
@@ -238,13 +256,22 @@ async fn history_of(
         .collect())
 }
 
-async fn decide(
-    store: &Source,
+/// What a gate judges and how: the head run, the base commit asked for, the policy and the
+/// re-runs allowed.
+struct Judged<'a> {
     head_id: RunId,
-    base_commit: Option<&str>,
-    policy: &benchgate_gate::Policy,
-    outputs: &Outputs,
-) -> anyhow::Result<u8> {
+    base_commit: Option<&'a str>,
+    policy: &'a benchgate_gate::Policy,
+    reruns: &'a Reruns,
+}
+
+async fn decide(store: &Source, judged: &Judged<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
+    let Judged {
+        head_id,
+        base_commit,
+        policy,
+        reruns,
+    } = *judged;
     let summary = store.run_summary(head_id).await.context("--head")?;
     // The head's measurements load while the baseline is found and loaded: on a 10,000-benchmark
     // run each side is tens of milliseconds of SQLite and decoding, and they share nothing.
@@ -332,15 +359,7 @@ async fn decide(
 
     let base = base_measurements.await??;
     let head = head_measurements.await??;
-    let decision = evaluate(
-        &Input {
-            mode: Mode::StoredBaseline,
-            base_rounds: &[base],
-            head_rounds: &[head],
-            history: &history,
-        },
-        policy,
-    );
+    let decision = reruns.decide(&base, head, &history, policy, &mut context)?;
     report(&decision, &context, policy, outputs)
 }
 

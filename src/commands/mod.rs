@@ -147,10 +147,12 @@ missed budget; 2 an error.")]
     ///
     /// The baseline is the base commit's run on the head's fingerprint, else the nearest
     /// first-parent ancestor's within 20 commits, else the verdict is `no-baseline`. The
-    /// baseline's history on the fingerprint gives the noise.
+    /// baseline's history on the fingerprint gives the noise. With the bench command after
+    /// `--`, the benchmarks left inconclusive run again on the head (up to --max-runs).
     #[command(after_help = "Examples:
   benchgate gate --head \"$(benchgate ingest --kind pr)\" --base-commit \"$BASE_SHA\" --publish
   benchgate gate --head 42 --collector https://bench.example.com --out-json perf-summary.json
+  benchgate gate --head 42 --max-runs 3 --budget 10m -- cargo bench --workspace
 Exit: 0 pass, inconclusive or no baseline (or anything under --warn-only); 1 a regression or a
 missed budget; 2 an error.")]
     Gate(gate::Args),

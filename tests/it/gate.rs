@@ -310,3 +310,136 @@ fn with_a_collector_the_runs_come_from_the_service_and_decide_the_same() {
     assert_eq!(benchmark(&remote, ONE)["verdict"], "regressed");
     assert_eq!((code, &remote), (local_code, &local));
 }
+
+/// `cargo bench` of the zoo crate in `repo` (the ab tests' shared target directory), its
+/// Criterion output in `home`; `filter` narrows it as a user's filter would.
+fn zoo_bench(repo: &Path, home: &Path, filter: Option<&str>) {
+    let target = crate::ab::shared_target();
+    let output = std::process::Command::new("cargo")
+        .args(["bench", "--locked", "--target-dir"])
+        .arg(&target)
+        .args(["--bench", "zoo", "--", "--noplot"])
+        .args(filter)
+        .current_dir(repo)
+        .env("CRITERION_HOME", home)
+        .env_remove("CARGO_TARGET_DIR")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+}
+
+/// The Action's `pr` mode on a real crate: a stored history on `main`, a pull request whose
+/// head does ten times the work in `push`, and `gate -- <bench command>`. `push` is decided
+/// by the first head run; `mix`, whose history is too short to calibrate it, is left undecided,
+/// so the gate runs it again on the head (only it, twice) and pools the runs.
+#[test]
+fn undecided_benchmarks_run_again_on_the_head_and_a_real_slowdown_fails() {
+    let _turn = crate::ab::SHARED_TARGET
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let repo = tempfile::tempdir().unwrap();
+    let dir = repo.path();
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ab-zoo"),
+        dir,
+    );
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "-q", "-m", "zoo"]);
+    let home = tempfile::tempdir().unwrap();
+    // Ten pushes to main measured `push` alone (the history calibrates it); the base commit
+    // measured both.
+    for i in 0..11 {
+        if i > 0 {
+            git(
+                dir,
+                &["commit", "-q", "--allow-empty", "-m", &format!("main {i}")],
+            );
+        }
+        let _ = std::fs::remove_dir_all(home.path());
+        zoo_bench(dir, home.path(), (i < 10).then_some("push"));
+        ingest(dir, home.path(), &git(dir, &["rev-parse", "HEAD"]), "push");
+    }
+    let base = git(dir, &["rev-parse", "HEAD"]);
+    crate::ab::edit(
+        dir,
+        "src/lib.rs",
+        "PUSHES: u64 = 4_000",
+        "PUSHES: u64 = 40_000",
+    );
+    git(dir, &["commit", "-q", "-am", "ten times the pushes"]);
+    let _ = std::fs::remove_dir_all(home.path());
+    zoo_bench(dir, home.path(), None);
+    let head_run = ingest(dir, home.path(), &git(dir, &["rev-parse", "HEAD"]), "pr");
+
+    let target = crate::ab::shared_target();
+    let output = benchgate(
+        dir,
+        &[
+            "gate",
+            "--head",
+            &head_run,
+            "--base-commit",
+            &base,
+            "--format",
+            "json",
+            "--out-md",
+            "perf-summary.md",
+            "--",
+            "cargo",
+            "bench",
+            "--locked",
+            "--target-dir",
+            target.to_str().unwrap(),
+            "--bench",
+            "zoo",
+            "--",
+            "--noplot",
+        ],
+    );
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    let summary: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(summary["verdict"], "regressed", "{summary:#}");
+    assert_eq!(summary["rounds"], 3, "{summary:#}");
+    let push = benchmark(&summary, "push");
+    assert_eq!(push["verdict"], "regressed", "{push:#}");
+    assert_eq!(push["rounds"], 1, "decided by the first head run: {push:#}");
+    assert_eq!(push["noise_source"], "history", "{push:#}");
+    let mix = benchmark(&summary, "mix");
+    assert_eq!(mix["verdict"], "inconclusive", "{mix:#}");
+    assert_eq!(mix["rounds"], 3, "{mix:#}");
+    assert_eq!(mix["noise_source"], "assumed", "{mix:#}");
+    // The re-runs ran `mix` alone: Criterion printed its result twice and never `push`'s.
+    assert!(err.contains("head run 2/3: 1 benchmark undecided"), "{err}");
+    assert!(err.contains("head run 3/3: 1 benchmark undecided"), "{err}");
+    let results = |id: &str| {
+        err.lines()
+            .filter(|l| l.starts_with(id) && l.contains("time:"))
+            .count()
+    };
+    assert_eq!((results("mix"), results("push")), (2, 0), "{err}");
+    // The report says how the head runs were used.
+    let md = std::fs::read_to_string(dir.join("perf-summary.md")).unwrap();
+    assert!(
+        md.contains("stored baseline, the head run up to 3 times"),
+        "{md}"
+    );
+    assert!(md.contains("**rounds** is how many head runs"), "{md}");
+    // Without the bench command, or with --max-runs 1, nothing runs again.
+    let (code, once) = gate_json(
+        dir,
+        &[
+            "--head",
+            &head_run,
+            "--base-commit",
+            &base,
+            "--max-runs",
+            "1",
+        ],
+    );
+    assert_eq!(code, Some(1));
+    assert_eq!(benchmark(&once, "mix")["rounds"], 1, "{once:#}");
+    let refused = benchgate(dir, &["gate", "--head", &head_run, "--max-runs", "2"]);
+    assert_refused(&refused, &["--max-runs 2", "bench command after `--`"]);
+}

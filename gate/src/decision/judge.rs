@@ -7,7 +7,7 @@ use super::model::{Model, Noise};
 use super::{
     Candidate, FIXED_AB_PASS_SHARE, Input, RoundChange, holm, holm_levels, kept_of_rounds,
 };
-use crate::noise::{Assessed, NoiseSource, robust_spread};
+use crate::noise::{Assessed, NoiseSource, pair_variance_share, robust_spread};
 use crate::policy::Policy;
 use crate::sequential::{self, FUTILITY_POWER, Plan, Side};
 use crate::stats::t_quantile;
@@ -36,10 +36,7 @@ impl Tests {
         policy: &Policy,
         plan: Plan,
     ) -> Self {
-        let shares: Vec<f64> = candidates
-            .iter()
-            .map(|c| plan.share(c.changes.len()))
-            .collect();
+        let shares: Vec<f64> = candidates.iter().map(|c| plan.share(c.looks)).collect();
         let scaled = |p: &dyn Fn(&Assessed) -> f64| {
             model
                 .assessed
@@ -107,17 +104,26 @@ impl Judge<'_, '_> {
         // The smallest change this look would call `regressed`, and the same at the plan's
         // last look (the per-round noise unchanged, the share of that look): of the rounds the
         // verdict and its band rest on, so a round set aside does not inflate it.
+        let n = candidate.changes.len();
+        let looks = candidate.looks;
+        // More rounds divide the per-round variance; more head runs of a stored baseline
+        // shrink only the head's part of it.
+        let pooled = self.input.mode == Mode::StoredBaseline && n == 1;
         let mut detectable_at = |rounds: usize| {
-            let se = (k.round_variance / rounds as f64).sqrt();
+            let variance = if pooled {
+                k.round_variance * pair_variance_share(rounds) / pair_variance_share(looks)
+            } else {
+                k.round_variance / rounds as f64
+            };
+            let se = variance.sqrt();
             let confidence =
                 1.0 - policy.false_alarm_rate * self.plan.share(rounds) / self.compared;
             (quantiles.t(confidence, k.claim_df) * se)
                 .max(log_limit)
                 .exp()
         };
-        let n = candidate.changes.len();
-        let detectable = detectable_at(n);
-        let last = self.plan.max_rounds().unwrap_or(n).max(n);
+        let detectable = detectable_at(looks);
+        let last = self.plan.max_rounds().unwrap_or(looks).max(looks);
         let detectable_last = detectable_at(last);
         let too_noisy = (detectable_last > log_limit.exp() * (1.0 + 1e-9)).then_some(TooNoisy {
             rounds: last,
@@ -149,7 +155,7 @@ impl Judge<'_, '_> {
             p_slower: Some(a.p_slower),
             noise_source: Some(a.source),
             uncalibrated: a.source == NoiseSource::Assumed,
-            rounds: n,
+            rounds: looks,
             set_aside: n - kept_n,
             bound: Some(DecisionBound {
                 lower: bound.0.map(f64::exp),

@@ -39,6 +39,9 @@ pub use crate::noise::{MIN_HISTORY, NoiseSource, UNCALIBRATED_DF, UNCALIBRATED_R
 pub use crate::sequential::Plan;
 mod judge;
 mod model;
+mod reruns;
+
+pub use reruns::{HeadReruns, Look};
 
 use judge::{Judge, Quantiles, Tests};
 use model::Model;
@@ -97,17 +100,40 @@ pub struct Input<'a> {
     pub mode: Mode,
     /// The base side, one entry per round.
     pub base_rounds: &'a [Vec<Measurement>],
-    /// The head side, one entry per round, paired with `base_rounds` in order.
+    /// The head side, one entry per round, paired with `base_rounds` in order. A stored
+    /// baseline's one base run may face several head runs (the head re-run): each benchmark's
+    /// head runs are pooled into one round, their median (see [`Input::pooled_head_runs`]).
     pub head_rounds: &'a [Vec<Measurement>],
     /// Per benchmark id: ln(median ns) of the baseline's previous runs on the same fingerprint,
     /// oldest first (stored-baseline mode).
     pub history: &'a HashMap<String, Vec<f64>>,
 }
 
+impl Input<'_> {
+    /// Whether the head runs are re-runs against one stored base run, pooled rather than
+    /// paired.
+    pub fn pooled_head_runs(&self) -> bool {
+        self.mode == Mode::StoredBaseline
+            && self.base_rounds.len() == 1
+            && self.head_rounds.len() > 1
+    }
+
+    /// How many rounds the comparison has: paired rounds, or a stored baseline's head runs.
+    fn rounds(&self) -> usize {
+        if self.pooled_head_runs() {
+            self.head_rounds.len()
+        } else {
+            self.base_rounds.len().min(self.head_rounds.len())
+        }
+    }
+}
+
 /// One round's log change and its within-run variance.
 struct RoundChange {
     d: f64,
     within_variance: f64,
+    /// The base run's part of `within_variance`.
+    base_variance: f64,
     ln_base: f64,
     ln_head: f64,
 }
@@ -119,6 +145,9 @@ struct Candidate<'a> {
     unit: Option<&'a str>,
     throughput: Option<(&'static str, u64)>,
     changes: Vec<RoundChange>,
+    /// The look this candidate is at: its rounds, or a stored baseline's head runs pooled
+    /// into its one round.
+    looks: usize,
 }
 
 /// Decides every benchmark and the comparison, with one look at the rounds there are.
@@ -129,7 +158,7 @@ pub fn evaluate(input: &Input<'_>, policy: &Policy) -> Decision {
 /// Decides every benchmark and the comparison at one look of `plan`: each benchmark's error
 /// rates are the share `plan` spends at its round count (see [`crate::sequential`]).
 pub fn evaluate_with(input: &Input<'_>, policy: &Policy, plan: Plan) -> Decision {
-    let rounds = input.base_rounds.len().min(input.head_rounds.len());
+    let rounds = input.rounds();
     let Sorted {
         mut results,
         unjudged,
@@ -170,7 +199,8 @@ struct Sorted<'a> {
 
 /// Pairs each benchmark's rounds and sorts the benchmarks out (see [`Sorted`]).
 fn sort_out<'a>(input: &Input<'a>, policy: &Policy, rounds: usize) -> Sorted<'a> {
-    let base = index_rounds(&input.base_rounds[..rounds]);
+    let pooled = input.pooled_head_runs();
+    let base = index_rounds(&input.base_rounds[..if pooled { 1 } else { rounds }]);
     let head = index_rounds(&input.head_rounds[..rounds]);
 
     let mut ids: Vec<&str> = base
@@ -188,7 +218,12 @@ fn sort_out<'a>(input: &Input<'a>, policy: &Policy, rounds: usize) -> Sorted<'a>
     };
     for id in ids {
         let pairs: Vec<(&Measurement, &Measurement)> = (0..rounds)
-            .filter_map(|k| Some((*base[k].get(id)?, *head[k].get(id)?)))
+            .filter_map(|k| {
+                Some((
+                    *base[if pooled { 0 } else { k }].get(id)?,
+                    *head[k].get(id)?,
+                ))
+            })
             .collect();
         let any_base = base.iter().find_map(|r| r.get(id).copied());
         let any_head = head.iter().find_map(|r| r.get(id).copied());
@@ -244,10 +279,14 @@ fn sort_out<'a>(input: &Input<'a>, policy: &Policy, rounds: usize) -> Sorted<'a>
                 Verdict::Missing
             }));
         } else {
-            let changes = pairs
+            let mut changes = pairs
                 .iter()
                 .filter_map(|(b, h)| round_change(b, h, policy.statistic, metric))
                 .collect::<Vec<_>>();
+            let looks = changes.len();
+            if pooled && looks > 1 {
+                changes = vec![pooled_change(&changes)];
+            }
             if changes.is_empty() {
                 // Zero times cannot be compared on a log scale.
                 sorted.results.push(bare(Verdict::Inconclusive));
@@ -258,11 +297,23 @@ fn sort_out<'a>(input: &Input<'a>, policy: &Policy, rounds: usize) -> Sorted<'a>
                     unit,
                     throughput,
                     changes,
+                    looks,
                 });
             }
         }
     }
     sorted
+}
+
+impl Candidate<'_> {
+    /// The head runs pooled into a stored baseline's one round (1 for a paired round).
+    fn head_runs(&self) -> usize {
+        if self.changes.len() == 1 {
+            self.looks
+        } else {
+            1
+        }
+    }
 }
 
 fn index_rounds(rounds: &[Vec<Measurement>]) -> Vec<HashMap<&str, &Measurement>> {
@@ -306,9 +357,36 @@ fn round_change(
     Some(RoundChange {
         d,
         within_variance: base_variance + head_variance,
+        base_variance,
         ln_base: b.ln(),
         ln_head: h.ln(),
     })
+}
+
+/// A stored baseline's head runs against its one base run as one round: the median change
+/// (of the median head run), the base's within-run variance and the median's share of the
+/// head's.
+fn pooled_change(changes: &[RoundChange]) -> RoundChange {
+    let median = |value: fn(&RoundChange) -> f64| {
+        let mut values: Vec<f64> = changes.iter().map(value).collect();
+        values.sort_by(f64::total_cmp);
+        let n = values.len();
+        (values[(n - 1) / 2] + values[n / 2]) / 2.0
+    };
+    let base_variance = changes[0].base_variance;
+    let head_variance = changes
+        .iter()
+        .map(|r| r.within_variance - r.base_variance)
+        .sum::<f64>()
+        / changes.len() as f64;
+    RoundChange {
+        d: median(|r| r.d),
+        within_variance: base_variance
+            + head_variance * crate::noise::median_variance_share(changes.len()),
+        base_variance,
+        ln_base: changes[0].ln_base,
+        ln_head: median(|r| r.ln_head),
+    }
 }
 
 /// The variance of ln(point) implied by a confidence interval.

@@ -4,7 +4,7 @@
 use super::{Candidate, Input, kept_of_rounds};
 use crate::noise::{
     Assessed, Floors, OthersSpread, Rounds, assess, fit_prior, history_floor, observed_variance,
-    plain_others_spread, shared_spread, undisturbed,
+    pair_variance_share, plain_others_spread, shared_spread, undisturbed,
 };
 use crate::policy::{Policy, Statistic};
 use crate::stats::mean;
@@ -64,6 +64,7 @@ impl Model {
             d: &d_values[j],
             within: within_of(&candidates[j], None, policy.statistic),
             base_time: base_time(&candidates[j]),
+            head_runs: candidates[j].head_runs(),
         };
         // The noise the comparison's benchmarks share, weighted by how alike it is.
         let observed: Vec<(f64, f64)> = (0..candidates.len())
@@ -97,6 +98,7 @@ impl Model {
             d: kept_d[j].as_deref().unwrap_or(&d_values[j]),
             within: within_of(&candidates[j], kept_masks[j].as_deref(), policy.statistic),
             base_time: base_time(&candidates[j]),
+            head_runs: candidates[j].head_runs(),
         };
         let kept_prior = if kept_masks.iter().all(Option::is_none) {
             prior
@@ -141,6 +143,7 @@ fn single_round_floors<'a>(
     d_values: &'a [Vec<f64>],
 ) -> impl Fn(usize) -> Floors + 'a {
     let single = move |j: usize| d_values[j].len() < 2;
+    let head_runs: Vec<usize> = candidates.iter().map(Candidate::head_runs).collect();
     // Nothing to compute when every benchmark has rounds (most of an adaptive job's looks).
     let floors = (0..d_values.len()).any(single).then(|| {
         let signed: Vec<f64> = d_values.iter().map(|d| mean(d)).collect();
@@ -160,10 +163,12 @@ fn single_round_floors<'a>(
     });
     move |j: usize| match &floors {
         Some((signed, moves, sorted_moves, others, machine)) if single(j) => Floors {
+            // The machine's typical move is one run's against one; the median of re-runs
+            // moves less.
             robust: others
                 .of(signed[j])
                 .into_iter()
-                .chain(*machine)
+                .chain(machine.map(|m| m * pair_variance_share(head_runs[j]).sqrt()))
                 .reduce(f64::max),
             plain: plain_others_spread(sorted_moves, moves[j]),
         },

@@ -458,7 +458,12 @@ fn how_decided(out: &mut String, decision: &Decision, context: &Context, policy:
     }
     let _ = writeln!(
         out,
-        "**change** is the head against the base, in the measure shown (time, or throughput where the benchmark declares one); **decided on** is the bound the verdict rests on; **detectable** is the smallest slowdown that would read `regressed` at this noise and round count; **rounds** is how many A/B rounds the verdict took; a round **set aside** moved more than {INTERFERED_CUT} robust spreads from the benchmark's other rounds (a neighbour on the machine slowing one run): `pass`, the change and its band rest on the rounds kept, and a `regressed` must hold with every round and without those; **stopped early** means more rounds, up to `--max-rounds`, had less than a {:.0}% chance of deciding it, so none were run.\n\n</details>",
+        "**change** is the head against the base, in the measure shown (time, or throughput where the benchmark declares one); **decided on** is the bound the verdict rests on; **detectable** is the smallest slowdown that would read `regressed` at this noise and round count; **rounds** is {}; a round **set aside** moved more than {INTERFERED_CUT} robust spreads from the benchmark's other rounds (a neighbour on the machine slowing one run): `pass`, the change and its band rest on the rounds kept, and a `regressed` must hold with every round and without those; **stopped early** means more rounds, up to `--max-rounds`, had less than a {:.0}% chance of deciding it, so none were run.\n\n</details>",
+        match decision.mode {
+            Mode::SameJobAb => "how many A/B rounds the verdict took",
+            Mode::StoredBaseline =>
+                "how many head runs the verdict took (a benchmark one run leaves undecided runs again on the head, to `--max-runs`)",
+        },
         FUTILITY_POWER * 100.0
     );
 }
@@ -630,6 +635,10 @@ fn how_compared(decision: &Decision, context: &Context) -> String {
                 format!("same-job A/B, {} rounds alternating", decision.rounds)
             }
         }
+        (None, Mode::StoredBaseline) if decision.rounds > 1 => format!(
+            "stored baseline, the head run up to {} times (each time only the benchmarks still undecided, their runs pooled)",
+            decision.rounds
+        ),
         (None, Mode::StoredBaseline) => "stored baseline".to_owned(),
     }
 }

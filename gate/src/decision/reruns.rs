@@ -1,0 +1,117 @@
+//! A stored baseline's head re-run: after the first head run, the benchmarks left
+//! `inconclusive` run again on the head, the head's runs are pooled (their median), and the
+//! comparison is decided again, up to a plan's last look. Each look spends its share of the
+//! error rates ([`Plan::Reruns`]), and a benchmark keeps the verdict of the look that decided
+//! it, so stopping whenever the runner likes cannot raise either error rate.
+
+use std::collections::HashMap;
+
+use benchgate_core::Measurement;
+
+use super::{Input, Mode, evaluate_with};
+use crate::policy::Policy;
+use crate::sequential::Plan;
+use crate::verdict::{BenchmarkResult, Decision, Verdict, overall};
+
+/// The looks of one stored-baseline comparison with head re-runs.
+#[derive(Debug, Clone)]
+pub struct HeadReruns {
+    max: usize,
+    decided: HashMap<String, BenchmarkResult>,
+    /// The benchmarks the last look left open, as it judged them: one its re-run did not
+    /// measure keeps that result (judging it again at the same look would spend its share
+    /// twice).
+    open: HashMap<String, BenchmarkResult>,
+    /// The budgets as the first head run, the whole suite's, met them.
+    budgets: Option<Vec<crate::budget::BudgetResult>>,
+}
+
+/// One look: the decision so far, and the benchmarks another head run could still decide.
+#[derive(Debug, Clone)]
+pub struct Look {
+    /// Every benchmark, each with the verdict of the look that decided it.
+    pub decision: Decision,
+    /// The ids to run again: `inconclusive` at this look, in its newest head run, and allowed
+    /// by the caller; empty at the last look.
+    pub open: Vec<String>,
+}
+
+impl HeadReruns {
+    /// Looks after each head run, up to `max` head runs (at least 1).
+    pub fn new(max: usize) -> Self {
+        Self {
+            max: max.max(1),
+            decided: HashMap::new(),
+            open: HashMap::new(),
+            budgets: None,
+        }
+    }
+
+    /// The plan every look is judged with.
+    pub fn plan(&self) -> Plan {
+        if self.max == 1 {
+            Plan::Fixed
+        } else {
+            Plan::Reruns { max: self.max }
+        }
+    }
+
+    /// Decides `base` against the head runs so far (the first run whole, each later one the
+    /// benchmarks the look before left open). `rerunnable` says which benchmarks another head
+    /// run can measure (the bench command's own, not a custom metric's file); the others are
+    /// decided at this look.
+    pub fn look(
+        &mut self,
+        base: &[Measurement],
+        heads: &[Vec<Measurement>],
+        history: &HashMap<String, Vec<f64>>,
+        policy: &Policy,
+        rerunnable: impl Fn(&BenchmarkResult) -> bool,
+    ) -> Look {
+        let base_rounds = [base.to_vec()];
+        let mut decision = evaluate_with(
+            &Input {
+                mode: Mode::StoredBaseline,
+                base_rounds: &base_rounds,
+                head_rounds: heads,
+                history,
+            },
+            policy,
+            self.plan(),
+        );
+        let runs = heads.len();
+        let mut open = Vec::new();
+        let last_open = std::mem::take(&mut self.open);
+        for b in &mut decision.benchmarks {
+            if let Some(frozen) = self.decided.get(&b.id) {
+                *b = frozen.clone();
+                continue;
+            }
+            if b.rounds != runs
+                && let Some(before) = last_open.get(&b.id)
+            {
+                *b = before.clone();
+            }
+            let again = b.verdict == Verdict::Inconclusive
+                && b.ratio.is_some()
+                && b.rounds == runs
+                && runs < self.max
+                && rerunnable(b);
+            if again {
+                open.push(b.id.clone());
+                self.open.insert(b.id.clone(), b.clone());
+            } else {
+                self.decided.insert(b.id.clone(), b.clone());
+            }
+        }
+        // Budgets are absolute limits on the head, judged on its whole first run; a re-run
+        // measures only some benchmarks.
+        decision.budgets = self
+            .budgets
+            .get_or_insert_with(|| decision.budgets.clone())
+            .clone();
+        decision.verdict = overall(&decision.benchmarks);
+        decision.rounds = runs;
+        Look { decision, open }
+    }
+}

@@ -1,0 +1,178 @@
+//! `gate`'s re-runs of the head: the benchmarks one head run leaves `inconclusive` against a
+//! stored baseline run again in this checkout (a `cargo bench` command narrowed to their exact
+//! ids, like `ab`'s later rounds), the head's runs are pooled and the comparison is decided
+//! again ([`HeadReruns`]: each look spends its share of the error rates, a benchmark keeps
+//! the verdict of the look that decided it).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, bail};
+use benchgate_collector::{Measurement, criterion};
+use benchgate_gate::Policy;
+use benchgate_gate::decision::{Decision, HeadReruns, Metric};
+use benchgate_gate::report::Context;
+
+use crate::bench_command::CargoBench;
+use crate::side_build::{CommandFailed, run_teeing_stderr};
+
+/// Head runs at most when a bench command is given and `--max-runs` is not.
+pub const DEFAULT_MAX_RUNS: usize = 3;
+
+/// The re-runs a gate may make.
+pub struct Reruns {
+    command: Vec<String>,
+    bench: Option<CargoBench>,
+    max: usize,
+    budget: Option<Duration>,
+}
+
+impl Reruns {
+    /// From `gate`'s flags: `command` after `--` (empty: no re-runs), `--max-runs`, `--budget`.
+    pub fn new(
+        command: Vec<String>,
+        max_runs: Option<u32>,
+        budget: Option<Duration>,
+    ) -> anyhow::Result<Self> {
+        let max = match (max_runs, command.is_empty()) {
+            (Some(n), true) if n > 1 => bail!(
+                "--max-runs {n}: re-running the head needs its bench command after `--` (e.g. `-- cargo bench`)"
+            ),
+            (Some(n), _) => n as usize,
+            (None, true) => 1,
+            (None, false) => DEFAULT_MAX_RUNS,
+        };
+        let bench = CargoBench::parse(&command).context("the bench command after `--`")?;
+        Ok(Self {
+            command,
+            bench,
+            max,
+            budget,
+        })
+    }
+
+    /// Decides `base` against the head's first run and, while benchmarks stay `inconclusive`
+    /// and the runs and budget allow, against its re-runs. A re-run that fails ends the
+    /// re-runs: the verdicts so far stand and the report says why.
+    pub fn decide(
+        &self,
+        base: &[Measurement],
+        head: Vec<Measurement>,
+        history: &HashMap<String, Vec<f64>>,
+        policy: &Policy,
+        context: &mut Context,
+    ) -> anyhow::Result<Decision> {
+        let mut looks = HeadReruns::new(self.max);
+        let mut heads = vec![head];
+        let mut spent = Duration::ZERO;
+        loop {
+            // Only what the bench command measures can be measured again.
+            let look = looks.look(base, &heads, history, policy, |b| {
+                matches!(b.metric, Metric::Time | Metric::Throughput)
+            });
+            if look.open.is_empty() {
+                return Ok(look.decision);
+            }
+            let run = heads.len() + 1;
+            if let Some(budget) = self.budget.filter(|b| spent >= *b) {
+                let note = format!(
+                    "The re-run budget ({}) was spent after {} head runs; {} benchmark{} stay undecided.",
+                    humantime::format_duration(budget),
+                    run - 1,
+                    look.open.len(),
+                    if look.open.len() == 1 { "" } else { "s" }
+                );
+                eprintln!("benchgate: {note}");
+                context.notes.push(note);
+                return Ok(look.decision);
+            }
+            eprintln!(
+                "benchgate: head run {run}/{}: {} benchmark{} undecided, running {} again",
+                self.max,
+                look.open.len(),
+                if look.open.len() == 1 { "" } else { "s" },
+                if self.bench.is_some() {
+                    "them"
+                } else {
+                    "the whole bench command"
+                }
+            );
+            let started = Instant::now();
+            let measured = self.rerun(&look.open, run);
+            spent += started.elapsed();
+            match measured {
+                Ok(measured) => heads.push(measured),
+                Err(error) => {
+                    let note = format!(
+                        "Head run {run} failed ({error:#}); the verdicts are those of the first {} head run{}.",
+                        run - 1,
+                        if run == 2 { "" } else { "s" }
+                    );
+                    eprintln!("benchgate: {note}");
+                    context.notes.push(note);
+                    return Ok(look.decision);
+                }
+            }
+        }
+    }
+
+    /// Runs the bench command again for `open` with Criterion's output in a directory of its
+    /// own, and reads back those benchmarks.
+    fn rerun(&self, open: &[String], run: usize) -> anyhow::Result<Vec<Measurement>> {
+        let home = scratch_home(run)?;
+        let command: Vec<String> = match &self.bench {
+            Some(bench) => {
+                let mut command = bench.build.clone();
+                command.push("--".to_owned());
+                // Cargo gives every bench executable `--bench` itself.
+                command.extend(bench.executable_args(Some(open)).into_iter().skip(1));
+                command
+            }
+            None => self.command.clone(),
+        };
+        let (program, args) = command
+            .split_first()
+            .context("the bench command is empty")?;
+        let (status, stderr_tail) = run_teeing_stderr(
+            Command::new(program)
+                .args(args)
+                .env("CRITERION_HOME", &home),
+        )
+        .with_context(|| format!("cannot run `{}`", command.join(" ")))?;
+        if !status.success() {
+            return Err(CommandFailed {
+                what: format!("head run {run}"),
+                command: command.join(" "),
+                status,
+                stderr_tail,
+            }
+            .into());
+        }
+        let measured: Vec<Measurement> = criterion::read_tree(&home, criterion::DEFAULT_BASELINE)
+            .with_context(|| format!("head run {run}: {}", home.display()))?
+            .into_iter()
+            .filter(|m| open.iter().any(|id| id == m.id.as_str()))
+            .collect();
+        let _ = std::fs::remove_dir_all(&home);
+        if measured.is_empty() {
+            bail!(
+                "`{}` measured none of the {} undecided benchmarks in {} (does it honour CRITERION_HOME?)",
+                command.join(" "),
+                open.len(),
+                home.display()
+            );
+        }
+        Ok(measured)
+    }
+}
+
+/// A fresh directory for one re-run's Criterion output, so that only what it measured is read.
+fn scratch_home(run: usize) -> anyhow::Result<PathBuf> {
+    let home =
+        std::env::temp_dir().join(format!("benchgate-head-run-{}-{run}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&home);
+    std::fs::create_dir_all(&home).with_context(|| format!("cannot create {}", home.display()))?;
+    std::path::absolute(&home).context("cannot resolve the re-run's output directory")
+}
