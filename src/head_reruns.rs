@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, bail};
 use benchgate_collector::{Measurement, criterion};
 use benchgate_gate::Policy;
-use benchgate_gate::decision::{Decision, HeadReruns, Metric};
+use benchgate_gate::decision::{BenchmarkResult, Decision, HeadReruns, Metric};
 use benchgate_gate::report::Context;
 
 use crate::bench_command::CargoBench;
@@ -68,10 +68,7 @@ impl Reruns {
         let mut heads = vec![head];
         let mut spent = Duration::ZERO;
         loop {
-            // Only what the bench command measures can be measured again.
-            let look = looks.look(base, &heads, history, policy, |b| {
-                matches!(b.metric, Metric::Time | Metric::Throughput)
-            });
+            let look = looks.look(base, &heads, history, policy, rerunnable);
             if look.open.is_empty() {
                 return Ok(look.decision);
             }
@@ -166,6 +163,11 @@ impl Reruns {
         }
         Ok(measured)
     }
+}
+
+/// Whether the bench command measures `b` again: wall time, not a custom metric's file.
+fn rerunnable(b: &BenchmarkResult) -> bool {
+    matches!(b.metric, Metric::Time | Metric::Throughput)
 }
 
 /// A fresh directory for one re-run's Criterion output, so that only what it measured is read.

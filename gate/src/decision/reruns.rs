@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use benchgate_core::Measurement;
 
-use super::{Input, Mode, evaluate_with};
+use super::{Input, Mode, NoiseSource, evaluate_with};
 use crate::policy::Policy;
 use crate::sequential::Plan;
 use crate::verdict::{BenchmarkResult, Decision, Verdict, overall};
@@ -31,8 +31,8 @@ pub struct HeadReruns {
 pub struct Look {
     /// Every benchmark, each with the verdict of the look that decided it.
     pub decision: Decision,
-    /// The ids to run again: `inconclusive` at this look, in its newest head run, and allowed
-    /// by the caller; empty at the last look.
+    /// The ids to run again: `inconclusive` at this look with noise calibrated by history, in
+    /// its newest head run, and allowed by the caller; empty at the last look.
     pub open: Vec<String>,
 }
 
@@ -92,7 +92,10 @@ impl HeadReruns {
             {
                 *b = before.clone();
             }
+            // An uncalibrated benchmark never passes, however many head runs it gets (its
+            // assumed noise is its floor): only history's can be decided by another run.
             let again = b.verdict == Verdict::Inconclusive
+                && b.noise_source == Some(NoiseSource::History)
                 && b.ratio.is_some()
                 && b.rounds == runs
                 && runs < self.max
