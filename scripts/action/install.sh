@@ -13,6 +13,17 @@ mkdir -p "$install_dir"
 echo "$install_dir" >> "$GITHUB_PATH"
 export PATH="$install_dir:$PATH"
 
+# The Actions cache restored this install (same version, or the same sources for `source`,
+# on this OS and architecture): nothing to download or build.
+key="${INPUT_INSTALL_KEY:-}"
+if [ -n "$key" ] && [ -x "$install_dir/benchgate" ] && [ "$(cat "$install_dir/.key" 2>/dev/null)" = "$key" ] \
+    && "$install_dir/benchgate" --version >/dev/null 2>&1; then
+    echo "benchgate: installed from the Actions cache ($key)"
+    exit 0
+fi
+# Whatever installs below, the cache then keeps under this key.
+trap 'if [ $? -eq 0 ] && [ -n "$key" ]; then echo "$key" > "$install_dir/.key"; fi' EXIT
+
 build_from_source() {
     echo "benchgate: building from $GITHUB_ACTION_PATH (cargo install --locked)"
     cargo install --locked --root "${install_dir%/benchgate-bin}/benchgate-root" --path "$GITHUB_ACTION_PATH"

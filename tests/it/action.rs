@@ -335,6 +335,28 @@ fn a_pull_request_end_to_end() {
         "a regression fails the job\n{}",
         first.logs()
     );
+    // The nightly job saved its install in the Actions cache: this one restores it, downloads
+    // nothing and builds nothing.
+    let install = first.step("Install benchgate");
+    assert!(
+        install.log.contains(&format!(
+            "installed from the Actions cache (benchgate-bin-Linux-{}-{VERSION})",
+            crate::support::actions::runner_arch()
+        )),
+        "{}",
+        first.logs()
+    );
+    assert!(
+        install.elapsed < std::time::Duration::from_secs(10),
+        "{:?}",
+        install.elapsed
+    );
+    assert!(
+        !install.log.contains(&format!("installed {VERSION} for"))
+            && !install.log.contains("building"),
+        "{}",
+        install.log
+    );
     assert_eq!(
         first.step("Run benchgate").outcome,
         Outcome::Failure(Some(1)),

@@ -50,6 +50,8 @@ pub struct StepRun {
     pub outcome: Outcome,
     /// What the step printed (standard output, then standard error).
     pub log: String,
+    /// How long its script ran (zero for a skipped step or `actions/cache`).
+    pub elapsed: std::time::Duration,
 }
 
 #[derive(Debug)]
@@ -208,7 +210,7 @@ pub fn read_key_values(path: &Path) -> BTreeMap<String, String> {
 }
 
 /// The runner's name for this machine's architecture.
-fn runner_arch() -> &'static str {
+pub fn runner_arch() -> &'static str {
     match std::env::consts::ARCH {
         "x86_64" => "X64",
         "aarch64" => "ARM64",
@@ -312,6 +314,7 @@ impl Job {
                     name,
                     outcome: Outcome::Skipped,
                     log: String::new(),
+                    elapsed: std::time::Duration::ZERO,
                 });
                 continue;
             }
@@ -374,6 +377,7 @@ impl Job {
                     name,
                     outcome: Outcome::Success,
                     log,
+                    elapsed: std::time::Duration::ZERO,
                 });
                 continue;
             }
@@ -443,7 +447,9 @@ impl Job {
                 .env("GITHUB_STEP_SUMMARY", &summary_file)
                 .envs(&job_env)
                 .envs(step_env);
+            let started = std::time::Instant::now();
             let output = command.output().unwrap();
+            let elapsed = started.elapsed();
             let log = format!(
                 "{}{}",
                 String::from_utf8_lossy(&output.stdout),
@@ -465,7 +471,12 @@ impl Job {
                 failed = true;
                 Outcome::Failure(output.status.code())
             };
-            runs.push(StepRun { name, outcome, log });
+            runs.push(StepRun {
+                name,
+                outcome,
+                log,
+                elapsed,
+            });
         }
 
         // The post steps: actions/cache saves what it did not restore exactly, after success.
