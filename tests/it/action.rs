@@ -545,6 +545,31 @@ fn a_release_whose_checksum_does_not_match_is_not_installed() {
     assert!(world.service_runs().is_empty());
 }
 
+/// Used at a release tag (`uses: benchgate/benchgate@v…`) with `version` left at its default,
+/// the action installs that tag's release, checked against its SHA-256, instead of compiling
+/// the same code (used at a branch or a commit it builds: minutes, not run here).
+#[test]
+fn at_a_release_tag_the_default_version_installs_that_release() {
+    let world = World::new(false);
+    let mut job = world.job("tagged", "schedule", json!({}), &world.commits[0]);
+    job.github
+        .insert("action_ref".to_owned(), VERSION.to_owned());
+    let mut with = world.with("nightly");
+    with.retain(|(name, _)| *name != "version");
+    with.push(("bench-command", "false"));
+    let run = job.run(&with);
+    let install = run.step("Install benchgate");
+    assert_eq!(install.outcome, Outcome::Success, "{}", run.logs());
+    assert!(
+        install
+            .log
+            .contains(&format!("installed {VERSION} for {}", release_target()))
+            && !install.log.contains("building"),
+        "{}",
+        install.log
+    );
+}
+
 /// A push to main, the way benchgate's own benches run (`.github/workflows/perf-self.yml`):
 /// no collector, so the local store travels from job to job in `actions/cache`; each push is
 /// stored and gated against the previous commit's stored run. The commit that does the seal's
