@@ -18,19 +18,10 @@ exe=$(cargo bench -p benchgate-sample-workloads --no-run 2>&1 | sed -n 's/.*Exec
 [ -x "$exe" ] || { echo "cannot find the sample_workloads bench executable" >&2; exit 2; }
 
 pids=()
+# shellcheck source=scripts/interference.sh
+source scripts/interference.sh
 if [ "$state" = busy ]; then
-    (while :; do :; done) &
-    pids+=($!)
-    python3 -c '
-import random, time
-buffer = bytearray(64 << 20)
-while True:
-    end = time.time() + random.uniform(0.5, 4.0)
-    while time.time() < end:
-        buffer[:] = bytes(len(buffer))
-    time.sleep(random.uniform(0.5, 4.0))
-' &
-    pids+=($!)
+    start_interference
 fi
 trap 'for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done' EXIT
 

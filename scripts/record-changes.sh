@@ -7,7 +7,7 @@
 #
 # Usage: scripts/record-changes.sh idle|busy STATE-DIR HISTORY HEAD-RUNS
 #   idle: nothing else should run on the machine.
-#   busy: the script starts the interference scripts/record-aa.sh uses (one core spinning, a
+#   busy: the script starts scripts/interference.sh (one core spinning, a
 #         memory-streaming process switching on and off at random).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,19 +47,10 @@ for k in 1 2 3; do
 done
 
 pids=()
+# shellcheck source=scripts/interference.sh
+source scripts/interference.sh
 if [ "$load" = busy ]; then
-    (while :; do :; done) &
-    pids+=($!)
-    python3 -c '
-import random, time
-buffer = bytearray(64 << 20)
-while True:
-    end = time.time() + random.uniform(0.5, 4.0)
-    while time.time() < end:
-        buffer[:] = bytes(len(buffer))
-    time.sleep(random.uniform(0.5, 4.0))
-' &
-    pids+=($!)
+    start_interference
 fi
 trap 'for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; cp "$scratch/lib.rs.orig" "$lib"' EXIT
 

@@ -53,12 +53,12 @@ impl Reruns {
         })
     }
 
-    /// Decides `base` against the head's first run and, while benchmarks stay `inconclusive`
-    /// and the runs and budget allow, against its re-runs. A re-run that fails ends the
+    /// Decides the base run (`base`, its one round) against the head's first run and, while
+    /// benchmarks stay `inconclusive` and the runs and budget allow, against its re-runs. A re-run that fails ends the
     /// re-runs: the verdicts so far stand and the report says why.
     pub fn decide(
         &self,
-        base: &[Measurement],
+        base: &[Vec<Measurement>],
         head: Vec<Measurement>,
         history: &HashMap<String, Vec<f64>>,
         policy: &Policy,

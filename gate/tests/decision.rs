@@ -821,7 +821,7 @@ fn head_reruns_decide_what_one_interfered_head_run_left_open() {
             })
             .collect()
     };
-    let base = run(&[]);
+    let base = vec![run(&[])];
     // b03 read 13% slower in the first head run (a neighbour), b07 12%.
     let first = run(&[(3, 1.13), (7, 1.12)]);
     let policy = Policy::default();

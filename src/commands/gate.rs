@@ -359,7 +359,13 @@ async fn decide(store: &Source, judged: &Judged<'_>, outputs: &Outputs) -> anyho
 
     let base = base_measurements.await??;
     let head = head_measurements.await??;
-    let decision = reruns.decide(&base, head, &history, policy, &mut context)?;
+    let decision = reruns.decide(
+        std::slice::from_ref(&base),
+        head,
+        &history,
+        policy,
+        &mut context,
+    )?;
     report(&decision, &context, policy, outputs)
 }
 

@@ -329,7 +329,7 @@ fn tally_comparison(
 /// the k-th recorded head run, one not used before. Returns each benchmark's outcome.
 fn with_reruns(
     policy: &Policy,
-    base: &[Measurement],
+    base: &[Vec<Measurement>],
     heads: &[Vec<Measurement>],
     history: &HashMap<String, Vec<f64>>,
 ) -> Vec<Outcome> {
@@ -368,7 +368,7 @@ fn tally_reruns(
     table: &mut Table,
     policy: &Policy,
     setting: &str,
-    base: &[Measurement],
+    base: &[Vec<Measurement>],
     heads: &[Vec<Measurement>],
     history: &HashMap<String, Vec<f64>>,
     others: &[&str],
@@ -609,7 +609,7 @@ fn measure_recording(table: &mut Table, policy: &Policy, runs: &[Vec<Measurement
                         moved.len(),
                         if moved.len() == 1 { "" } else { "s" }
                     ),
-                    &base[0],
+                    &base,
                     &moved_heads,
                     &history,
                     &others,
@@ -621,7 +621,7 @@ fn measure_recording(table: &mut Table, policy: &Policy, runs: &[Vec<Measurement
                 table,
                 policy,
                 &format!("stored baseline + history, re-runs (to {HEAD_RUNS} head runs), {state}"),
-                &base[0],
+                &base,
                 heads,
                 &history,
                 &[],
@@ -774,7 +774,7 @@ fn measure_real_changes(table: &mut Table, policy: &Policy, state: &str) {
                 },
                 policy,
             );
-            let decided = with_reruns(policy, base, &heads, &runs);
+            let decided = with_reruns(policy, std::slice::from_ref(base), &heads, &runs);
             for id in changed {
                 let once = one_run.benchmarks.iter().find(|b| b.id == *id).unwrap();
                 let again = decided.iter().find(|o| o.id == *id).unwrap();
@@ -812,7 +812,7 @@ fn measure_real_changes(table: &mut Table, policy: &Policy, state: &str) {
                 &format!(
                     "stored baseline + history, {k} real change{plural} (recorded), re-runs (to {HEAD_RUNS} head runs), {state}"
                 ),
-                base,
+                std::slice::from_ref(base),
                 &heads,
                 &runs,
                 changed,

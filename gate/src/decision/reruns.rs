@@ -56,23 +56,22 @@ impl HeadReruns {
         }
     }
 
-    /// Decides `base` against the head runs so far (the first run whole, each later one the
-    /// benchmarks the look before left open). `rerunnable` says which benchmarks another head
+    /// Decides the base run (`base`, its one round) against the head runs so far (the first
+    /// run whole, each later one the benchmarks the look before left open). `rerunnable` says which benchmarks another head
     /// run can measure (the bench command's own, not a custom metric's file); the others are
     /// decided at this look.
     pub fn look(
         &mut self,
-        base: &[Measurement],
+        base: &[Vec<Measurement>],
         heads: &[Vec<Measurement>],
         history: &HashMap<String, Vec<f64>>,
         policy: &Policy,
         rerunnable: impl Fn(&BenchmarkResult) -> bool,
     ) -> Look {
-        let base_rounds = [base.to_vec()];
         let mut decision = evaluate_with(
             &Input {
                 mode: Mode::StoredBaseline,
-                base_rounds: &base_rounds,
+                base_rounds: base,
                 head_rounds: heads,
                 history,
             },
