@@ -159,12 +159,41 @@ impl CargoBench {
         self.filter.as_deref()
     }
 
+    /// The value the user gave Criterion's long option `name` (`--name V` or `--name=V`).
+    pub fn option_value(&self, name: &str) -> Option<&str> {
+        let flag = format!("--{name}");
+        let mut words = self.options.iter();
+        while let Some(word) = words.next() {
+            if *word == flag {
+                return words.next().map(String::as_str);
+            }
+            if let Some(value) = word.strip_prefix(&flag).and_then(|r| r.strip_prefix('=')) {
+                return Some(value);
+            }
+        }
+        None
+    }
+
+    /// Whether the user gave Criterion's long option `name`, with or without a value.
+    pub fn has_option(&self, name: &str) -> bool {
+        let flag = format!("--{name}");
+        self.options
+            .iter()
+            .any(|w| *w == flag || w.starts_with(&format!("{flag}=")))
+    }
+
     /// What every bench executable is given: `--bench`, the options, and the user's filter or,
     /// with `only`, an exact-id filter in its place (the ids a later round re-runs are among
     /// those the user's filter selected).
     pub fn executable_args(&self, only: Option<&[String]>) -> Vec<String> {
+        self.executable_args_with(only, &[])
+    }
+
+    /// [`Self::executable_args`] with `extra` options (an A/B plan's timing) after the user's.
+    pub fn executable_args_with(&self, only: Option<&[String]>, extra: &[String]) -> Vec<String> {
         let mut args = vec!["--bench".to_owned()];
         args.extend(self.options.iter().cloned());
+        args.extend(extra.iter().cloned());
         match only {
             Some(ids) => args.push(exact_filter(ids)),
             None => {
@@ -327,8 +356,27 @@ mod tests {
                 "^(?:a)$"
             ]
         );
+        assert_eq!(bench.option_value("sample-size"), Some("10"));
+        assert_eq!(bench.option_value("measurement-time"), Some("3"));
+        assert_eq!(bench.option_value("warm-up-time"), None);
+        assert!(!bench.has_option("noplot"));
         let no_filter = parse(&["cargo", "bench", "--", "--warm-up-time", "1", "--noplot"]);
         assert_eq!(no_filter.user_filter(), None);
+        assert_eq!(no_filter.option_value("warm-up-time"), Some("1"));
+        assert!(no_filter.has_option("noplot"));
+        assert_eq!(
+            no_filter
+                .executable_args_with(Some(&ids(&["a"])), &["--sample-size".into(), "20".into()]),
+            [
+                "--bench",
+                "--warm-up-time",
+                "1",
+                "--noplot",
+                "--sample-size",
+                "20",
+                "^(?:a)$"
+            ]
+        );
     }
 
     #[test]

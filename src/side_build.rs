@@ -35,6 +35,9 @@ pub struct KeptExecutable {
     package_root: PathBuf,
     package_name: String,
     package_version: String,
+    /// Takes the A/B plan's Criterion timing options (see `ab::plan`): a Criterion harness
+    /// that accepted them before the first round.
+    pub timed: bool,
 }
 
 impl KeptExecutable {
@@ -264,6 +267,7 @@ pub fn build(
                 package_root,
                 package_name,
                 package_version,
+                timed: false,
             },
         ));
     }
@@ -390,13 +394,14 @@ fn kind_order(kind: &str) -> u8 {
 pub fn run(
     executables: &[KeptExecutable],
     bench: &CargoBench,
-    only: Option<&[String]>,
+    (only, timing): (Option<&[String]>, &[String]),
     criterion_home: &Path,
     target_dir: &Path,
     what: &str,
 ) -> anyhow::Result<()> {
-    let args = bench.executable_args(only);
     for executable in executables {
+        let timing = if executable.timed { timing } else { &[] };
+        let args = bench.executable_args_with(only, timing);
         let mut command = executable.command(&args, criterion_home, target_dir);
         let (status, stderr_tail) = run_teeing_stderr(&mut command)
             .with_context(|| format!("{what}: cannot run {}", executable.path.display()))?;
@@ -411,6 +416,44 @@ pub fn run(
         }
     }
     Ok(())
+}
+
+/// What `executable --help` prints, when it runs and succeeds: Criterion's help names its
+/// options and the bench's own configured defaults.
+pub fn help_text(
+    executable: &KeptExecutable,
+    criterion_home: &Path,
+    target_dir: &Path,
+) -> Option<String> {
+    let output = executable
+        .command(&["--help".to_owned()], criterion_home, target_dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// Whether `executable` accepts `extra` options with the command's own (Criterion's `--list`
+/// parses them and measures nothing).
+pub fn accepts(
+    executable: &KeptExecutable,
+    bench: &CargoBench,
+    extra: &[String],
+    criterion_home: &Path,
+    target_dir: &Path,
+) -> bool {
+    let mut args = bench.executable_args_with(None, extra);
+    args.push("--list".to_owned());
+    executable
+        .command(&args, criterion_home, target_dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 /// The benchmark ids the executables select with `only` (else with the user's filter), from

@@ -398,6 +398,7 @@ impl Lab<'_, '_> {
             target_dir: &builds.target_dir,
             repository,
             profile,
+            plan: None,
         };
         let ran = rounds::run_rounds(&setting, only.clone()).await?;
         if let Some(incomplete) = &ran.incomplete {

@@ -6,6 +6,7 @@
 pub mod bisect;
 pub mod identical;
 pub mod lockfile;
+pub mod plan;
 pub mod rounds;
 pub mod side;
 

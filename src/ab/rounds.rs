@@ -18,6 +18,7 @@ use benchgate_gate::decision::{
 };
 use benchgate_gate::report::Incomplete;
 
+use super::plan::TimingPlan;
 use super::side::Side;
 use crate::bench_command::CargoBench;
 use crate::side_build::{self, CommandFailed};
@@ -205,6 +206,9 @@ pub struct RoundsSetting<'a> {
     pub target_dir: &'a Path,
     pub repository: &'a RepositoryName,
     pub profile: &'a HardwareProfile,
+    /// Each round's Criterion timing and the budget it was planned to (`ab`); `None` runs the
+    /// command at its own settings, to `--budget` if given (a bisection's probes).
+    pub plan: Option<&'a TimingPlan>,
 }
 
 /// Runs the rounds A B, B A, ... ([`order`]), storing each, of every benchmark or with `only`,
@@ -220,8 +224,17 @@ pub async fn run_rounds(
     let mut undecided: Option<Vec<String>> = only.filter(|_| setting.bench.is_some());
     let mut clock = Progress::default();
     let mut incomplete = None;
+    let mut plan = setting.plan.cloned();
+    clock.budget = plan
+        .as_ref()
+        .map(|p| p.budget)
+        .or(match setting.job.rounds {
+            Rounds::Adaptive { budget, .. } => budget.map(|b| b.as_secs_f64()),
+            Rounds::Fixed(_) => None,
+        });
     let max = setting.job.rounds.max();
     'rounds: for round in 0..max {
+        let mut walls = [Duration::ZERO; 2];
         for index in order(round) {
             let side = setting.sides[index];
             let what = format!(
@@ -237,8 +250,16 @@ pub async fn run_rounds(
             );
             eprintln!("benchgate: {what}");
             let started = Instant::now();
-            let measured = run_side(setting, round, index, undecided.as_deref(), &what).await;
-            clock.benchmarking += started.elapsed();
+            let timing = plan.as_ref().map_or(&[][..], |p| p.args.as_slice());
+            let measured = run_side(
+                setting,
+                (round, index),
+                (undecided.as_deref(), timing),
+                &what,
+            )
+            .await;
+            walls[index] = started.elapsed();
+            clock.benchmarking += walls[index];
             match measured {
                 Ok(measurements) => {
                     clock.benchmark_runs += measurements.len();
@@ -255,6 +276,20 @@ pub async fn run_rounds(
                 }
                 Err(error) => return Err(error),
             }
+        }
+        if let Some(plan) = plan.as_mut()
+            && let Some(line) = plan.observe(
+                &[
+                    (rounds[0][round].as_slice(), walls[0]),
+                    (rounds[1][round].as_slice(), walls[1]),
+                ],
+                round + 1,
+            )
+        {
+            eprintln!("benchgate: {line}");
+        }
+        if let Some(plan) = &plan {
+            clock.budget = Some(plan.budget);
         }
         let Rounds::Adaptive {
             budget,
@@ -285,14 +320,29 @@ pub async fn run_rounds(
             );
             break;
         }
-        if let Some(budget) = budget.filter(|b| clock.benchmarking >= *b) {
-            eprintln!(
-                "benchgate: the benchmarking budget ({}) is spent after {} rounds; {} benchmarks stay undecided",
-                humantime::format_duration(budget),
-                round + 1,
-                open.len()
-            );
-            break;
+        // The next round starts only if it fits: as the rounds so far measured each benchmark
+        // with a plan, else at the time a benchmark has taken so far.
+        let budget = plan
+            .as_ref()
+            .map(|p| p.budget)
+            .or(budget.map(|b| b.as_secs_f64()));
+        if let Some(budget) = budget {
+            let next = match &plan {
+                Some(plan) => plan.next_round(&open),
+                None => 2.0 * open.len() as f64 * clock.per_benchmark(),
+            };
+            let spent = clock.benchmarking.as_secs_f64();
+            if round + 1 < max && spent + next > budget {
+                eprintln!(
+                    "benchgate: the budget ({}) is {} spent after {} rounds; another round of the {} undecided benchmarks (about {}) would not fit, so they stay undecided",
+                    seconds(budget),
+                    seconds(spent),
+                    round + 1,
+                    open.len(),
+                    seconds(next)
+                );
+                break;
+            }
         }
         // A command that is not `cargo bench` cannot be told which benchmarks to run.
         if setting.bench.is_some() {
@@ -350,9 +400,8 @@ fn plain_text(line: &str) -> String {
 /// what Criterion wrote, and stores it as a run.
 async fn run_side(
     setting: &RoundsSetting<'_>,
-    round: usize,
-    index: usize,
-    only: Option<&[String]>,
+    (round, index): (usize, usize),
+    (only, timing): (Option<&[String]>, &[String]),
     what: &str,
 ) -> anyhow::Result<Vec<Measurement>> {
     let side = setting.sides[index];
@@ -364,7 +413,7 @@ async fn run_side(
         Some(bench) => side_build::run(
             &side.executables,
             bench,
-            only,
+            (only, timing),
             &criterion_home,
             setting.target_dir,
             what,
@@ -489,14 +538,26 @@ struct Progress {
     benchmarking: Duration,
     /// Benchmarks measured, summed over sides and rounds.
     benchmark_runs: usize,
+    /// Seconds the rounds may take, when adaptive rounds have a budget.
+    budget: Option<f64>,
+}
+
+/// Seconds for people, whole.
+fn seconds(seconds: f64) -> String {
+    humantime::format_duration(Duration::from_secs(seconds.round() as u64)).to_string()
 }
 
 impl Progress {
+    /// Seconds a benchmark has taken on one side in one round, on average.
+    fn per_benchmark(&self) -> f64 {
+        self.benchmarking.as_secs_f64() / self.benchmark_runs.max(1) as f64
+    }
+
     /// One line after each round: the time spent, what is open, and at most how long the
     /// rounds left would take at the time a benchmark has taken so far.
     fn report(&self, done: usize, max: usize, open: Option<usize>) {
         let spent = humantime::format_duration(Duration::from_secs(self.benchmarking.as_secs()));
-        let per_benchmark = self.benchmarking.as_secs_f64() / self.benchmark_runs.max(1) as f64;
+        let per_benchmark = self.per_benchmark();
         let per_round = self.benchmarking.as_secs_f64() / done.max(1) as f64;
         let rounds_left = max - done;
         let (left, open_text) = match open {
@@ -505,6 +566,10 @@ impl Progress {
                 format!(", {open} undecided"),
             ),
             None => (per_round * rounds_left as f64, String::new()),
+        };
+        let left = match self.budget {
+            Some(budget) => left.min((budget - self.benchmarking.as_secs_f64()).max(0.0)),
+            None => left,
         };
         let estimate = if rounds_left == 0 || open == Some(0) {
             String::new()

@@ -11,6 +11,7 @@ use benchgate_collector::{Location, RepositoryName, RunKind, Store};
 use benchgate_gate::report::{Context, Cost};
 
 use super::{JobArgs, KindArg};
+use crate::ab::plan;
 use crate::ab::rounds::{Job, Rounds, RoundsSetting, count_instructions, run_rounds};
 use crate::ab::side::{Side, Worktree, build_side};
 use crate::ab::{resolve, scratch_dir, shared_target_dir};
@@ -166,6 +167,7 @@ async fn ab(args: &Options<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
     let Prepared {
         notes,
         not_measured,
+        benchmarks,
     } = prepare(args, &mut sides, bench.as_ref(), &scratch, &target_dir)?;
     let build_seconds = building.elapsed().as_secs_f64();
 
@@ -208,6 +210,40 @@ async fn ab(args: &Options<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
     }
     let counting_time = counting.elapsed();
 
+    let plan = match &bench {
+        Some(bench) if context.source.is_none() => {
+            let plan = plan::make(
+                &mut sides,
+                &plan::Setting {
+                    bench,
+                    benchmarks,
+                    defaults: None,
+                    rounds: args.rounds,
+                    budget: match args.rounds {
+                        Rounds::Adaptive { budget, .. } => budget,
+                        Rounds::Fixed(_) => None,
+                    },
+                },
+                &scratch,
+                &target_dir,
+            );
+            context.notes.push(format!("The {}.", plan.describe()));
+            Some(plan)
+        }
+        _ => {
+            eprintln!(
+                "benchgate: plan: the bench command is not `cargo bench`: each round runs it at its own settings{}",
+                match args.rounds {
+                    Rounds::Adaptive {
+                        budget: Some(budget),
+                        ..
+                    } => format!(", within --budget {}", humantime::format_duration(budget)),
+                    _ => String::new(),
+                }
+            );
+            None
+        }
+    };
     let store = Store::connect(args.db).await?;
     let setting = RoundsSetting {
         counts: &counts,
@@ -225,6 +261,7 @@ async fn ab(args: &Options<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
         target_dir: &target_dir,
         repository: &repository,
         profile: &profile,
+        plan: plan.as_ref(),
     };
     let result = run_rounds(&setting, None).await;
     store.close().await;
@@ -255,6 +292,8 @@ async fn ab(args: &Options<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
 struct Prepared {
     notes: Vec<String>,
     not_measured: Option<Vec<String>>,
+    /// How many benchmarks the bench command selects (0 when not `cargo bench`).
+    benchmarks: usize,
 }
 
 /// Aligns both sides' dependency versions, builds each side's bench executables (one target
@@ -274,6 +313,7 @@ fn prepare(
         notes.push(lockfile);
     }
     let mut not_measured = None;
+    let mut benchmarks = 0;
     if let Some(bench) = bench {
         for dropped in &bench.dropped {
             eprintln!(
@@ -286,6 +326,7 @@ fn prepare(
         }
         let pair = [&sides[0], &sides[1]];
         let listed = crate::ab::check_bench_command(pair, bench, scratch, target_dir)?;
+        benchmarks = listed.union().len();
         let builds = crate::ab::identical::compare(pair, &listed, args.allow_identical_builds)?;
         if let Some(note) = builds.note() {
             eprintln!("benchgate: {note}");
@@ -300,5 +341,6 @@ fn prepare(
     Ok(Prepared {
         notes,
         not_measured,
+        benchmarks,
     })
 }

@@ -294,21 +294,18 @@ fn a_user_filter_is_replaced_when_rounds_narrow_on_criterion_0_8() {
     );
 }
 
-#[test]
-fn a_user_filter_is_replaced_when_rounds_narrow_on_criterion_0_4() {
-    // Its own target directory, but the same turns: a release build of Criterion beside
-    // another test's rounds is the kind of neighbour that moves a benchmark by tens of percent.
-    let _turn = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
-    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ab-tally-target");
+/// A git repository holding the tally crate (Criterion 0.4) at `main~1` after `edit_base`, and
+/// at `main` with 13 passes instead of 10: `small/sum` does 30% more work.
+fn tally_repository(edit_base: impl FnOnce(&Path)) -> tempfile::TempDir {
     let repo = tempfile::tempdir().unwrap();
     copy_dir(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ab-tally"),
         repo.path(),
     );
+    edit_base(repo.path());
     git(repo.path(), &["init", "-q", "-b", "main"]);
     git(repo.path(), &["add", "."]);
     git(repo.path(), &["commit", "-q", "-m", "base"]);
-    // 13 passes instead of 10: `small/sum` does 30% more work.
     edit(
         repo.path(),
         "src/lib.rs",
@@ -316,6 +313,16 @@ fn a_user_filter_is_replaced_when_rounds_narrow_on_criterion_0_4() {
         "SUM_PASSES: u64 = 13;",
     );
     git(repo.path(), &["commit", "-q", "-am", "head"]);
+    repo
+}
+
+#[test]
+fn a_user_filter_is_replaced_when_rounds_narrow_on_criterion_0_4() {
+    // Its own target directory, but the same turns: a release build of Criterion beside
+    // another test's rounds is the kind of neighbour that moves a benchmark by tens of percent.
+    let _turn = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ab-tally-target");
+    let repo = tally_repository(|_| {});
     let output = ab_with(
         repo.path(),
         &target,
@@ -343,6 +350,88 @@ fn a_user_filter_is_replaced_when_rounds_narrow_on_criterion_0_4() {
         "the user's filter leaves large/sort out: {ids:?}"
     );
     assert!(err.contains("round 3/8, "), "{err}");
+}
+
+/// One plain `cargo bench` of the user's command in `repo`, built beforehand: seconds.
+fn time_plain_bench(repo: &Path, target: &Path, command: &[&str]) -> f64 {
+    let cargo = |args: &[&str]| {
+        let output = Command::new(args[0])
+            .args(&args[1..])
+            .current_dir(repo)
+            .env("CARGO_TARGET_DIR", target)
+            .env("CRITERION_HOME", repo.join("plain-criterion"))
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{args:?}: {}", stderr(&output));
+    };
+    let mut build = command.to_vec();
+    build.insert(2, "--no-run");
+    build.truncate(build.iter().position(|w| *w == "--").unwrap_or(build.len()));
+    cargo(&build);
+    let started = std::time::Instant::now();
+    cargo(command);
+    started.elapsed().as_secs_f64()
+}
+
+#[test]
+fn a_plain_cargo_bench_is_planned_to_one_plain_run_and_still_catches_30_percent() {
+    let _turn = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ab-tally-target");
+    // Criterion's defaults: 3 s warm-up, 5 s measurement, 100 samples a benchmark.
+    let repo = tally_repository(|repo| {
+        edit(
+            repo,
+            "benches/tally.rs",
+            "group\n        .sample_size(20)\n        .warm_up_time(Duration::from_millis(200))\n        .measurement_time(Duration::from_millis(600));",
+            "let _: Option<Duration> = None;",
+        )
+    });
+    let command = ["cargo", "bench", "--locked", "--", "small/"];
+    let plain = time_plain_bench(repo.path(), &target, &command);
+    let output = ab_with(repo.path(), &target, &[], &command);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("plan: 2 benchmarks, up to 8 rounds within 16 s of benchmarking (one plain run of the suite at Criterion's defaults: 3 s warm-up, 5 s measurement, 100 samples a benchmark); each round gives a benchmark 0.2 s warm-up, 0.6 s measurement, 20 samples, 1000 bootstrap resamples, no plots"),
+        "{err}"
+    );
+    let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let sum = verdict_of(&summary, "small/sum");
+    assert_eq!(sum["verdict"], "regressed", "{sum:#}\n{err}");
+    assert_not_regressed(&summary, "small/sort", &err);
+    // The whole A/B job, both sides and every round, benchmarked for no longer than one plain
+    // run of the same command took.
+    let bench_seconds = summary["bench_seconds"].as_f64().unwrap();
+    assert!(
+        bench_seconds <= plain,
+        "ab benchmarked {bench_seconds:.1} s, one plain run took {plain:.1} s\n{err}"
+    );
+    // Criterion took the plan: 20 samples a benchmark in every stored round.
+    let store = repo.path().join(".benchgate/benchgate.db");
+    let exported = benchgate(
+        repo.path(),
+        &[
+            "export",
+            "--db",
+            store.to_str().unwrap(),
+            "--format",
+            "jsonl",
+        ],
+    );
+    assert!(exported.status.success(), "{}", stderr(&exported));
+    let rows: Vec<Value> = String::from_utf8_lossy(&exported.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert!(
+        rows.len() >= 8,
+        "two benchmarks, two sides, two rounds at least: {rows:#?}"
+    );
+    for row in &rows {
+        assert_eq!(row["n_samples"], 20, "{row:#}");
+    }
+    let notes = summary["notes"].to_string();
+    assert!(notes.contains("The plan: 2 benchmarks"), "{notes}");
 }
 
 #[test]

@@ -33,6 +33,13 @@ const ROUNDS: usize = 3;
 /// The most rounds adaptive A/B runs (`benchgate ab`'s default `--max-rounds`).
 const MAX_ROUNDS: usize = 8;
 const HISTORY: usize = 10;
+/// What one plain run of a benchmark costs at Criterion's defaults (3 s warm-up, 5 s
+/// measurement) in runs of it at the recordings' timing (0.2 s + 0.6 s, the timing `ab`'s plan
+/// gives each round with Criterion's defaults), with the analysis and the process a short run
+/// also pays (about 0.2 s, seen in `ab`'s rounds): `ab`'s default budget, both sides and every
+/// round, is this many runs of each benchmark. The plain run's own analysis, longer at 100
+/// samples, is left out: in the plain run's favour.
+const PLAIN_RUN_IN_ROUND_RUNS: usize = 8;
 /// The most head runs a stored baseline's re-runs take (`benchgate gate`'s default
 /// `--max-runs` in the Action's `pr` mode).
 const HEAD_RUNS: usize = 3;
@@ -417,7 +424,15 @@ fn tally_outcomes(
 /// round of only the benchmarks still undecided, to `MAX_ROUNDS`. Round k of a benchmark is
 /// always the window's k-th recorded pair, so every extra round is one not used before. Each
 /// benchmark's verdict is the one at the look that decided it. Returns (id, verdict, rounds).
-fn adaptive(policy: &Policy, base: &[Vec<Measurement>], head: &[Vec<Measurement>]) -> Vec<Outcome> {
+/// With `budget`, within that many benchmark runs (both sides, every round), as `ab`'s plan
+/// spends it: a round starts only if its runs fit what is left, and the benchmarks still open
+/// then keep the verdict of the last look.
+fn adaptive_within(
+    policy: &Policy,
+    base: &[Vec<Measurement>],
+    head: &[Vec<Measurement>],
+    budget: Option<usize>,
+) -> Vec<Outcome> {
     let max = base.len().min(head.len());
     let plan = Plan::adaptive(max);
     let none = HashMap::new();
@@ -448,22 +463,23 @@ fn adaptive(policy: &Policy, base: &[Vec<Measurement>], head: &[Vec<Measurement>
                 continue;
             }
             if b.verdict != Verdict::Inconclusive || b.futile || n == max {
-                decided.insert(
-                    b.id.clone(),
-                    Outcome {
-                        id: b.id.clone(),
-                        metric: b.metric,
-                        verdict: b.verdict,
-                        rounds: n,
-                        too_noisy: b.too_noisy.is_some(),
-                    },
-                );
+                decided.insert(b.id.clone(), Outcome::at(b, n));
             }
         }
         let open = base[n - 1]
             .iter()
-            .any(|m| !decided.contains_key(m.id.as_str()));
-        if !open {
+            .filter(|m| !decided.contains_key(m.id.as_str()))
+            .count();
+        if open == 0 {
+            break;
+        }
+        let spent: usize = base_rounds.iter().chain(&head_rounds).map(Vec::len).sum();
+        if budget.is_some_and(|budget| spent + 2 * open > budget) {
+            for b in decision.benchmarks.iter().filter(|b| b.ratio.is_some()) {
+                if b.rounds == n && !decided.contains_key(&b.id) {
+                    decided.insert(b.id.clone(), Outcome::at(b, n));
+                }
+            }
             break;
         }
     }
@@ -479,6 +495,19 @@ struct Outcome {
     rounds: usize,
     /// Reported too noisy to gate at the plan's last look.
     too_noisy: bool,
+}
+
+impl Outcome {
+    /// `b`'s verdict at the look after `rounds` rounds.
+    fn at(b: &benchgate_gate::decision::BenchmarkResult, rounds: usize) -> Self {
+        Self {
+            id: b.id.clone(),
+            metric: b.metric,
+            verdict: b.verdict,
+            rounds,
+            too_noisy: b.too_noisy.is_some(),
+        }
+    }
 }
 
 /// Base and head rounds from consecutive recorded runs, in the order `benchgate ab` runs them:
@@ -500,10 +529,16 @@ fn split_ab(window: &[Vec<Measurement>]) -> (Vec<Vec<Measurement>>, Vec<Vec<Meas
 }
 
 /// Adaptive A/B over `window` (A B, B A, …): every benchmark at δ = 0, then each slowed alone.
-fn tally_adaptive(table: &mut Table, policy: &Policy, setting: &str, window: &[Vec<Measurement>]) {
+fn tally_adaptive(
+    table: &mut Table,
+    policy: &Policy,
+    setting: &str,
+    window: &[Vec<Measurement>],
+    budget: Option<usize>,
+) {
     let (base, head) = split_ab(window);
     tally_outcomes(table, setting, &head, &[], |head| {
-        adaptive(policy, &base, head)
+        adaptive_within(policy, &base, head, budget)
     });
 }
 
@@ -543,11 +578,21 @@ fn measure_recording(table: &mut Table, policy: &Policy, runs: &[Vec<Measurement
     }
     // Adaptive A/B: up to MAX_ROUNDS rounds from consecutive runs.
     for start in 0..=runs.len().saturating_sub(2 * MAX_ROUNDS) {
+        let window = &runs[start..start + 2 * MAX_ROUNDS];
         tally_adaptive(
             table,
             policy,
             &format!("adaptive A/B (2 to {MAX_ROUNDS} rounds), {state}"),
-            &runs[start..start + 2 * MAX_ROUNDS],
+            window,
+            None,
+        );
+        // As `ab` runs by default: planned to one plain run of the suite.
+        tally_adaptive(
+            table,
+            policy,
+            &format!("adaptive A/B within one plain run, {state}"),
+            window,
+            Some(PLAIN_RUN_IN_ROUND_RUNS * window[0].len()),
         );
     }
     // Stored baseline: run i against run i + 1, with and without the runs before i as history;

@@ -1,0 +1,741 @@
+//! The timing plan of an A/B job: each round's Criterion settings, chosen before the first
+//! round so that all rounds together fit a budget, and re-read after every round from what
+//! Criterion really did.
+//!
+//! The noise a same-job A/B fights is mostly between processes and moments (layout, frequency,
+//! neighbours), not within one long measurement, so many short interleaved rounds buy more than
+//! a few long ones. The budget is `--budget`, else the time one plain run of the selected suite
+//! takes at the user's settings: the command line's, else the bench's own configured defaults
+//! (Criterion prints them in `--help`, in whole seconds), else Criterion's (3 s warm-up, 5 s
+//! measurement, 100 samples). Adaptive rounds plan their first look (two rounds of every
+//! benchmark, both sides) at [`FIRST_LOOK_SHARE`] of it; the rest goes to the rounds of the
+//! benchmarks still undecided, and a round that would not fit is not started. Fixed rounds
+//! share the whole budget.
+//!
+//! Bench code can fix its own timing (a group's `measurement_time`, or settings applied after
+//! `configure_from_args`), which wins over the command line, and a slow benchmark takes longer
+//! than its measurement time to take its samples: after every round the plan reads how long
+//! each benchmark's samples took and what the round cost, and predicts the next round from that.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::Duration;
+
+use benchgate_collector::Measurement;
+
+use super::rounds::Rounds;
+use super::side::Side;
+use crate::bench_command::CargoBench;
+use crate::side_build;
+
+/// Criterion's own defaults, 0.3 to 0.8.
+pub const CRITERION: Defaults = Defaults {
+    warm_up: 3.0,
+    measurement: 5.0,
+    sample_size: 100,
+};
+/// The share of the budget adaptive rounds plan their first look at.
+const FIRST_LOOK_SHARE: f64 = 0.4;
+/// The samples a planned round takes when the user sets none: the count the accuracy
+/// harness's recordings were taken with (docs/accuracy.md).
+const PLANNED_SAMPLES: u64 = 20;
+/// Bootstrap resamples a planned round's analysis takes (Criterion's default is 100,000):
+/// the gate reads the samples, not Criterion's intervals, except under the `median` statistic,
+/// whose within-run floor 1,000 resamples still estimate; at 100,000 the analysis took a
+/// quarter of a short round (0.2 of 0.9 s a benchmark, Criterion 0.4, measured here).
+const PLANNED_RESAMPLES: u64 = 1_000;
+const MIN_WARM_UP: f64 = 0.05;
+const MIN_MEASUREMENT: f64 = 0.1;
+/// The least a default budget gives a benchmark: `FLOOR_RUNS` runs of `FLOOR_RUN` seconds (the
+/// timing the accuracy harness's recordings were taken with), or of a plain run where that is
+/// shorter: what one plain run at Criterion's defaults buys. A bench whose own settings are
+/// short may so spend more than one plain run of itself, never more than a suite at
+/// Criterion's defaults: rounds shorter than that are not what the harness measured.
+const FLOOR_RUNS: f64 = 10.0;
+const FLOOR_RUN: f64 = 0.8;
+
+/// A benchmark whose samples took this many times the planned measurement time or more took
+/// its timing from its code, or has iterations too slow for the plan.
+const OVERRAN: f64 = 1.5;
+
+/// A bench executable's settings per benchmark.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Defaults {
+    pub warm_up: f64,
+    pub measurement: f64,
+    pub sample_size: u64,
+}
+
+impl Defaults {
+    /// The defaults Criterion's `--help` prints (the bench's own configuration where its code
+    /// sets one before reading the command line); `None` for a harness that is not Criterion.
+    /// Times print in whole seconds: `[default: 0]` is read as half a second.
+    pub fn from_help(text: &str) -> Option<Self> {
+        let seconds = |option: &str, fallback: f64| {
+            help_default(text, option).map_or(fallback, |v| if v > 0.0 { v } else { 0.5 })
+        };
+        help_default(text, "measurement-time")?;
+        Some(Self {
+            warm_up: seconds("warm-up-time", CRITERION.warm_up),
+            measurement: seconds("measurement-time", CRITERION.measurement),
+            sample_size: help_default(text, "sample-size")
+                .filter(|n| *n >= 10.0)
+                .map_or(CRITERION.sample_size, |n| n as u64),
+        })
+    }
+}
+
+/// The `[default: N]` Criterion's help gives `--option`, on its line or the lines under it.
+fn help_default(text: &str, option: &str) -> Option<f64> {
+    let flag = format!("--{option}");
+    let start = text.match_indices(&flag).map(|(i, _)| i).find(|&i| {
+        !text[i + flag.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '-')
+    })?;
+    let mut entry = String::new();
+    for (n, line) in text[start..].lines().enumerate() {
+        if n > 0 && line.trim_start().starts_with('-') {
+            break;
+        }
+        entry.push_str(line);
+    }
+    let value = entry.split("[default: ").nth(1)?.split(']').next()?;
+    value.trim().parse().ok()
+}
+
+/// The plan of a job's rounds.
+#[derive(Debug, Clone)]
+pub struct TimingPlan {
+    /// The options every round gives the Criterion executables (after the user's).
+    pub args: Vec<String>,
+    /// Seconds all rounds may take, both sides.
+    pub budget: f64,
+    /// Where the budget came from, in words.
+    budget_from: String,
+    /// `--budget`: kept as given; else re-estimated after the first round.
+    budget_given: bool,
+    /// The benchmarks the plan times.
+    benchmarks: usize,
+    /// Seconds of warm-up and measurement per benchmark a planned round gives (Criterion's
+    /// settings), and its samples.
+    round: Defaults,
+    /// The same at the user's settings: what one plain run gives each benchmark.
+    plain: Defaults,
+    /// What the plan leaves as the user set it, in words.
+    kept: Vec<String>,
+    /// Executables the plan leaves alone (not Criterion, or refusing the options), in words.
+    untimed: Vec<String>,
+    /// Seconds one run of a benchmark took on one side, as the latest round measured it.
+    cost: HashMap<String, f64>,
+    /// Rounds in the first look.
+    first_look: usize,
+    max_rounds: usize,
+}
+
+/// What a plan is made from.
+pub struct Setting<'a> {
+    pub bench: &'a CargoBench,
+    /// The benchmarks the command selects.
+    pub benchmarks: usize,
+    /// The bench's own defaults (its `--help`), `None` when no executable is Criterion.
+    pub defaults: Option<Defaults>,
+    pub rounds: Rounds,
+    pub budget: Option<Duration>,
+}
+
+impl TimingPlan {
+    pub fn new(setting: &Setting<'_>) -> Self {
+        let bench = setting.bench;
+        let own = setting.defaults.unwrap_or(CRITERION);
+        let user_seconds = |option: &str| {
+            bench
+                .option_value(option)
+                .and_then(|v| v.parse::<f64>().ok())
+                .filter(|v| *v > 0.0)
+        };
+        let user_warm_up = user_seconds("warm-up-time");
+        let user_measurement = user_seconds("measurement-time");
+        let user_samples = bench
+            .option_value("sample-size")
+            .and_then(|v| v.parse::<u64>().ok());
+        let plain = Defaults {
+            warm_up: user_warm_up.unwrap_or(own.warm_up),
+            measurement: user_measurement.unwrap_or(own.measurement),
+            sample_size: user_samples.unwrap_or(own.sample_size),
+        };
+        let n = setting.benchmarks.max(1);
+        let plain_seconds = plain.warm_up + plain.measurement;
+        let floor = floor_per_benchmark(plain_seconds);
+        let (budget, budget_from) = match setting.budget {
+            Some(budget) => (budget.as_secs_f64(), "--budget".to_owned()),
+            None => {
+                let settings = match (user_warm_up.or(user_measurement), setting.defaults) {
+                    (Some(_), _) => "the command's settings",
+                    (None, Some(d)) if d != CRITERION => "the bench's own settings",
+                    _ => "Criterion's defaults",
+                };
+                let from = if floor > plain_seconds {
+                    format!(
+                        "the least a benchmark gets, {FLOOR_RUNS} runs of {}; one plain run of the suite at {settings} would take {}",
+                        seconds_text_unit(FLOOR_RUN.min(plain_seconds)),
+                        duration_text(n as f64 * plain_seconds)
+                    )
+                } else {
+                    format!("one plain run of the suite at {settings}")
+                };
+                (n as f64 * plain_seconds.max(floor), from)
+            }
+        };
+        let (first_look, share) = match setting.rounds {
+            Rounds::Fixed(r) => (r, 1.0),
+            Rounds::Adaptive { max, .. } => (max.min(2), FIRST_LOOK_SHARE),
+        };
+        // Seconds per benchmark and side in a round, never more than a plain run gives it.
+        let per_run = (share * budget / (2 * first_look.max(1) * n) as f64).min(plain_seconds);
+        let mut kept = Vec::new();
+        let (warm_up, measurement) = match (user_warm_up, user_measurement) {
+            (Some(w), Some(m)) => (w, m),
+            (Some(w), None) => (w, (per_run - w).max(MIN_MEASUREMENT)),
+            (None, Some(m)) => ((per_run - m).max(MIN_WARM_UP), m),
+            (None, None) => (
+                (per_run / 4.0).max(MIN_WARM_UP),
+                (per_run * 3.0 / 4.0).max(MIN_MEASUREMENT),
+            ),
+        };
+        let quick = bench.has_option("quick");
+        let sample_size = match user_samples {
+            Some(s) => s,
+            None if quick => plain.sample_size,
+            None => PLANNED_SAMPLES.min(plain.sample_size),
+        };
+        let mut args = Vec::new();
+        let shorter = per_run < plain_seconds;
+        if setting.defaults.is_some() {
+            for (option, user, value) in [
+                ("warm-up-time", user_warm_up, warm_up),
+                ("measurement-time", user_measurement, measurement),
+            ] {
+                match user {
+                    Some(v) => kept.push(format!("--{option} {}", seconds_text(v))),
+                    None if shorter => {
+                        args.extend([format!("--{option}"), seconds_text(value)]);
+                    }
+                    None => {}
+                }
+            }
+            match user_samples {
+                Some(s) => kept.push(format!("--sample-size {s}")),
+                None if quick => kept.push("--quick".to_owned()),
+                None if shorter && sample_size < plain.sample_size => {
+                    args.extend(["--sample-size".to_owned(), sample_size.to_string()]);
+                }
+                None => {}
+            }
+            if shorter && !bench.has_option("nresamples") {
+                args.extend(["--nresamples".to_owned(), PLANNED_RESAMPLES.to_string()]);
+            }
+            if !bench.has_option("noplot") {
+                args.push("--noplot".to_owned());
+            }
+        }
+        let round = if shorter {
+            Defaults {
+                warm_up,
+                measurement,
+                sample_size,
+            }
+        } else {
+            plain
+        };
+        Self {
+            args,
+            budget,
+            budget_from,
+            budget_given: setting.budget.is_some(),
+            benchmarks: setting.benchmarks,
+            round,
+            plain,
+            kept,
+            untimed: Vec::new(),
+            cost: HashMap::new(),
+            first_look,
+            max_rounds: setting.rounds.max(),
+        }
+    }
+
+    /// The plan with whole seconds, for a Criterion (0.3) that refuses fractions.
+    fn whole_seconds(&self) -> Vec<String> {
+        let mut args = self.args.clone();
+        for pair in 0..args.len().saturating_sub(1) {
+            if matches!(args[pair].as_str(), "--warm-up-time" | "--measurement-time")
+                && let Ok(value) = args[pair + 1].parse::<f64>()
+            {
+                args[pair + 1] = (value.ceil().max(1.0) as u64).to_string();
+            }
+        }
+        args
+    }
+
+    /// The plan in words, printed before the first round and kept in the report's notes.
+    pub fn describe(&self) -> String {
+        let mut out = format!(
+            "plan: {} benchmarks, up to {} rounds within {} of benchmarking ({}",
+            self.benchmarks,
+            self.max_rounds,
+            duration_text(self.budget),
+            self.budget_from
+        );
+        if !self.budget_given {
+            let _ = write!(
+                out,
+                ": {} warm-up, {} measurement, {} samples a benchmark",
+                seconds_text_unit(self.plain.warm_up),
+                seconds_text_unit(self.plain.measurement),
+                self.plain.sample_size
+            );
+        }
+        out.push_str("); ");
+        if self.args.is_empty() && self.kept.is_empty() {
+            out.push_str("each round at the bench's own settings");
+        } else {
+            let _ = write!(
+                out,
+                "each round gives a benchmark {} warm-up, {} measurement, {} samples",
+                seconds_text_unit(self.round.warm_up),
+                seconds_text_unit(self.round.measurement),
+                self.round.sample_size
+            );
+            if self.args.iter().any(|a| a == "--nresamples") {
+                let _ = write!(out, ", {PLANNED_RESAMPLES} bootstrap resamples");
+            }
+            if self.args.iter().any(|a| a == "--noplot") {
+                out.push_str(", no plots");
+            }
+            if !self.kept.is_empty() {
+                let _ = write!(out, " (kept from the command: {})", self.kept.join(", "));
+            }
+        }
+        let first = 2.0
+            * self.first_look as f64
+            * self.benchmarks as f64
+            * (self.round.warm_up + self.round.measurement);
+        let _ = write!(
+            out,
+            "; the first {} about {}",
+            if self.first_look == 1 {
+                "round".to_owned()
+            } else {
+                format!("{} rounds", self.first_look)
+            },
+            duration_text(first)
+        );
+        for untimed in &self.untimed {
+            let _ = write!(out, "; {untimed}");
+        }
+        out
+    }
+
+    /// Reads a round: each side's measurements and the wall time its run took. Returns a
+    /// line to print when the round took longer than planned.
+    pub fn observe(
+        &mut self,
+        sides: &[(&[Measurement], Duration)],
+        round: usize,
+    ) -> Option<String> {
+        let mut costs: HashMap<&str, Vec<f64>> = HashMap::new();
+        // What one plain run of each benchmark takes: the user's settings, or as long as its
+        // samples took where its code sets its own, and the analysis a round showed.
+        let mut plain: HashMap<&str, f64> = HashMap::new();
+        let mut overran = 0;
+        let mut measured = 0;
+        for (measurements, wall) in sides {
+            let timed: Vec<(&str, f64)> = measurements
+                .iter()
+                .filter(|m| m.custom.is_none())
+                .map(|m| {
+                    let sampled = m.samples.times().iter().sum::<f64>() / 1e9;
+                    (m.id.as_str(), sampled)
+                })
+                .collect();
+            if timed.is_empty() {
+                continue;
+            }
+            let busy: f64 = timed.iter().map(|(_, s)| self.round.warm_up + s).sum();
+            let overhead = (wall.as_secs_f64() - busy).max(0.0) / timed.len() as f64;
+            for (id, sampled) in timed {
+                measured += 1;
+                if sampled >= OVERRAN * self.round.measurement {
+                    overran += 1;
+                }
+                costs
+                    .entry(id)
+                    .or_default()
+                    .push(self.round.warm_up + sampled + overhead);
+                let plain_run = self.plain.warm_up + self.plain.measurement.max(sampled);
+                let own = plain_run.max(floor_per_benchmark(plain_run)) + overhead;
+                let entry = plain.entry(id).or_insert(own);
+                *entry = entry.max(own);
+            }
+        }
+        for (id, side_costs) in costs {
+            let mean = side_costs.iter().sum::<f64>() / side_costs.len() as f64;
+            self.cost.insert(id.to_owned(), mean);
+        }
+        let mut said = Vec::new();
+        if round == 1 && !self.budget_given && !plain.is_empty() {
+            let estimate: f64 = plain.values().sum();
+            if (estimate - self.budget).abs() >= 1.0 {
+                said.push(format!(
+                    "one plain run of the suite re-estimated from round 1 (its analysis, and the timing its code sets): the budget is {}",
+                    duration_text(estimate)
+                ));
+            }
+            self.budget = estimate;
+        }
+        if overran > 0 {
+            let all: f64 = 2.0 * self.cost.values().sum::<f64>();
+            said.insert(0, format!(
+                "in round {round}, {overran} of {measured} benchmark runs took {OVERRAN} times the planned measurement or longer (timing fixed in their code, or iterations too slow for {} samples): a round of every benchmark now takes about {}",
+                self.round.sample_size,
+                duration_text(all)
+            ));
+        }
+        (!said.is_empty()).then(|| format!("plan: {}", said.join("; ")))
+    }
+
+    /// Seconds the next round of `open` takes, both sides, as the rounds so far measured them.
+    pub fn next_round(&self, open: &[String]) -> f64 {
+        let known: Vec<f64> = self.cost.values().copied().collect();
+        let typical = if known.is_empty() {
+            self.round.warm_up + self.round.measurement
+        } else {
+            known.iter().sum::<f64>() / known.len() as f64
+        };
+        2.0 * open
+            .iter()
+            .map(|id| self.cost.get(id).copied().unwrap_or(typical))
+            .sum::<f64>()
+    }
+}
+
+/// Makes the plan for `sides` and marks the executables that take its options: Criterion
+/// harnesses (their `--help`) that accept them (a `--list` with them, in fractions of a
+/// second or else whole seconds). Prints it.
+pub fn make(
+    sides: &mut [Side],
+    setting: &Setting<'_>,
+    scratch: &Path,
+    target_dir: &Path,
+) -> TimingPlan {
+    let home = scratch.join("criterion-plan");
+    let mut defaults = None;
+    let mut not_criterion = Vec::new();
+    let mut criterion_flags: Vec<Vec<bool>> = Vec::new();
+    for side in sides.iter() {
+        let mut flags = Vec::new();
+        for exe in &side.executables {
+            let own = side_build::help_text(exe, &home, target_dir)
+                .as_deref()
+                .and_then(Defaults::from_help);
+            if let Some(own) = own {
+                // The head's settings are the ones a plain run of the change would use.
+                defaults = Some(own);
+            } else if !not_criterion.contains(&exe.target) {
+                not_criterion.push(exe.target.clone());
+            }
+            flags.push(own.is_some());
+        }
+        criterion_flags.push(flags);
+    }
+    let mut plan = TimingPlan::new(&Setting {
+        defaults,
+        ..*setting
+    });
+    let whole = plan.whole_seconds();
+    let mut refused = Vec::new();
+    let mut used_whole = false;
+    for (side, flags) in sides.iter_mut().zip(&criterion_flags) {
+        for (exe, criterion) in side.executables.iter_mut().zip(flags) {
+            if !criterion || plan.args.is_empty() {
+                continue;
+            }
+            if side_build::accepts(exe, setting.bench, &plan.args, &home, target_dir) {
+                exe.timed = true;
+            } else if side_build::accepts(exe, setting.bench, &whole, &home, target_dir) {
+                exe.timed = true;
+                used_whole = true;
+            } else if !refused.contains(&exe.target) {
+                refused.push(exe.target.clone());
+            }
+        }
+    }
+    if used_whole {
+        // One plan for every executable: a round's settings are the same on both sides.
+        plan.args = whole;
+        for pair in plan.args.chunks(2) {
+            if let [option, value] = pair
+                && let Ok(v) = value.parse::<f64>()
+            {
+                match option.as_str() {
+                    "--warm-up-time" => plan.round.warm_up = v,
+                    "--measurement-time" => plan.round.measurement = v,
+                    _ => {}
+                }
+            }
+        }
+    }
+    if !not_criterion.is_empty() {
+        plan.untimed.push(format!(
+            "left alone, not Criterion: {}",
+            not_criterion.join(", ")
+        ));
+    }
+    if !refused.is_empty() {
+        plan.untimed.push(format!(
+            "left alone, refusing Criterion's timing options: {}",
+            refused.join(", ")
+        ));
+    }
+    eprintln!("benchgate: {}", plan.describe());
+    plan
+}
+
+/// The least seconds a default budget gives a benchmark whose plain run takes `plain_seconds`.
+fn floor_per_benchmark(plain_seconds: f64) -> f64 {
+    FLOOR_RUNS * FLOOR_RUN.min(plain_seconds)
+}
+
+/// Seconds as Criterion's options take them: at most three decimals, no trailing zeros.
+fn seconds_text(seconds: f64) -> String {
+    let text = format!("{seconds:.3}");
+    text.trim_end_matches('0').trim_end_matches('.').to_owned()
+}
+
+fn seconds_text_unit(seconds: f64) -> String {
+    format!("{} s", seconds_text(seconds))
+}
+
+/// A duration for people: seconds below two minutes, else minutes.
+fn duration_text(seconds: f64) -> String {
+    if seconds < 120.0 {
+        format!("{seconds:.0} s")
+    } else {
+        format!("{:.1} min", seconds / 60.0)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests fail loudly
+mod tests {
+    use super::*;
+
+    fn bench(words: &[&str]) -> CargoBench {
+        let command: Vec<String> = words.iter().map(|w| (*w).to_owned()).collect();
+        CargoBench::parse(&command).unwrap().unwrap()
+    }
+
+    fn adaptive() -> Rounds {
+        Rounds::Adaptive {
+            max: 8,
+            budget: None,
+            stop_futile: true,
+        }
+    }
+
+    /// The plan of adaptive rounds for `benchmarks` at Criterion's defaults, with no budget.
+    fn at_criterions_defaults(benchmarks: usize) -> TimingPlan {
+        TimingPlan::new(&Setting {
+            bench: &bench(&["cargo", "bench"]),
+            benchmarks,
+            defaults: Some(CRITERION),
+            rounds: adaptive(),
+            budget: None,
+        })
+    }
+
+    #[test]
+    fn criterions_defaults_plan_ten_short_runs_a_benchmark_within_one_plain_run() {
+        let plan = at_criterions_defaults(6);
+        assert_eq!(plan.budget, 48.0);
+        assert_eq!(
+            plan.args,
+            [
+                "--warm-up-time",
+                "0.2",
+                "--measurement-time",
+                "0.6",
+                "--sample-size",
+                "20",
+                "--nresamples",
+                "1000",
+                "--noplot"
+            ]
+        );
+        let text = plan.describe();
+        assert!(
+            text.contains("up to 8 rounds within 48 s of benchmarking (one plain run of the suite at Criterion's defaults: 3 s warm-up, 5 s measurement, 100 samples a benchmark)"),
+            "{text}"
+        );
+        assert!(text.contains("the first 2 rounds about 19 s"), "{text}");
+    }
+
+    #[test]
+    fn the_users_options_are_kept_and_a_budget_shares_out_among_fixed_rounds() {
+        let plan = TimingPlan::new(&Setting {
+            bench: &bench(&[
+                "cargo",
+                "bench",
+                "--",
+                "--measurement-time",
+                "2",
+                "--noplot",
+            ]),
+            benchmarks: 4,
+            defaults: Some(CRITERION),
+            rounds: Rounds::Fixed(3),
+            budget: Some(Duration::from_secs(60)),
+        });
+        // 60 s over 3 rounds × 2 sides × 4 benchmarks: 2.5 s a run, 2 s of it measuring.
+        assert_eq!(
+            plan.args,
+            [
+                "--warm-up-time",
+                "0.5",
+                "--sample-size",
+                "20",
+                "--nresamples",
+                "1000"
+            ]
+        );
+        assert!(
+            plan.describe()
+                .contains("(kept from the command: --measurement-time 2)"),
+            "{}",
+            plan.describe()
+        );
+        // A budget beyond the user's settings changes nothing but the plots.
+        let ample = TimingPlan::new(&Setting {
+            bench: &bench(&["cargo", "bench"]),
+            benchmarks: 2,
+            defaults: Some(CRITERION),
+            rounds: Rounds::Fixed(2),
+            budget: Some(Duration::from_secs(3600)),
+        });
+        assert_eq!(ample.args, ["--noplot"]);
+        assert!(
+            ample
+                .describe()
+                .contains("3 s warm-up, 5 s measurement, 100 samples")
+        );
+    }
+
+    #[test]
+    fn the_benchs_own_defaults_come_from_its_help_and_quick_keeps_the_sample_size() {
+        // Criterion 0.8's help, for a group configured with 0.2 s / 0.6 s / 20 samples.
+        let help = "Options:\n      --sample-size <sample-size>\n          Changes the default size of the sample for this run. [default: 20]\n      --warm-up-time <warm-up-time>\n          Changes the default warm up time for this run. [default: 0]\n      --measurement-time <measurement-time>\n          Changes the default measurement time for this run. [default: 0]\n      --nresamples <nresamples>\n          Changes the default number of resamples for this run. [default: 100000]\n";
+        let own = Defaults::from_help(help).unwrap();
+        assert_eq!(
+            own,
+            Defaults {
+                warm_up: 0.5,
+                measurement: 0.5,
+                sample_size: 20
+            }
+        );
+        // Criterion 0.4's, one line an option.
+        let old = "    -b, --baseline <baseline>    Compare to a named baseline.\n        --measurement-time <measurement-time>    Changes the default measurement time for this run. [default: 5]\n        --sample-size <sample-size>    Changes the default size of the sample for this run. [default: 100]\n        --warm-up-time <warm-up-time>    Changes the default warm up time for this run. [default: 3]\n";
+        assert_eq!(Defaults::from_help(old), Some(CRITERION));
+        assert_eq!(
+            Defaults::from_help("Usage: bench [OPTIONS]\n  --bench\n  --list\n"),
+            None
+        );
+        let quick = TimingPlan::new(&Setting {
+            bench: &bench(&["cargo", "bench", "--", "--quick"]),
+            benchmarks: 3,
+            defaults: Some(own),
+            rounds: adaptive(),
+            budget: None,
+        });
+        // A plain run of these three takes about 3 s: less than the least a benchmark gets.
+        assert_eq!(quick.budget, 24.0);
+        let text = quick.describe();
+        assert!(
+            text.contains("within 24 s of benchmarking (the least a benchmark gets, 10 runs of 0.8 s; one plain run of the suite at the bench's own settings would take 3 s: 0.5 s warm-up, 0.5 s measurement, 20 samples a benchmark)"),
+            "{text}"
+        );
+        assert_eq!(
+            quick.args,
+            [
+                "--warm-up-time",
+                "0.2",
+                "--measurement-time",
+                "0.6",
+                "--nresamples",
+                "1000",
+                "--noplot"
+            ]
+        );
+        assert!(text.contains("(kept from the command: --quick)"), "{text}");
+    }
+
+    fn measured(id: &str, sampled_seconds: f64) -> Measurement {
+        let estimate = benchgate_collector::Estimate {
+            point: 1.0,
+            lower: 1.0,
+            upper: 1.0,
+            confidence_level: 0.95,
+        };
+        Measurement {
+            id: benchgate_collector::BenchmarkId::parse(id).unwrap(),
+            throughput: None,
+            mean: estimate,
+            median: estimate,
+            sampling_mode: None,
+            samples: benchgate_collector::Samples::new(
+                vec![1.0, 1.0],
+                vec![sampled_seconds * 0.5e9, sampled_seconds * 0.5e9],
+            )
+            .unwrap(),
+            custom: None,
+        }
+    }
+
+    #[test]
+    fn a_round_re_plans_from_what_criterion_really_did() {
+        let mut plan = at_criterions_defaults(2);
+        assert_eq!(plan.budget, 16.0);
+        // `fixed` sets 10 s in its code; each side's run took 1.2 s beyond the samples and the
+        // warm-ups (0.6 s of analysis a benchmark).
+        let side = [measured("quick", 0.6), measured("fixed", 10.0)];
+        let wall = Duration::from_secs_f64(0.2 + 0.6 + 0.2 + 10.0 + 1.2);
+        let line = plan.observe(&[(&side, wall), (&side, wall)], 1).unwrap();
+        assert!(
+            line.contains("in round 1, 2 of 4 benchmark runs took 1.5 times"),
+            "{line}"
+        );
+        // A plain run: 3 s + 5 s + 0.6 s for `quick`, 3 s + 10 s + 0.6 s for `fixed`.
+        assert!((plan.budget - 22.2).abs() < 1e-9, "{}", plan.budget);
+        assert!(line.contains("the budget is 22 s"), "{line}");
+        let next = plan.next_round(&["fixed".to_owned()]);
+        assert!((next - 2.0 * (0.2 + 10.0 + 0.6)).abs() < 1e-9, "{next}");
+    }
+
+    #[test]
+    fn whole_seconds_round_up() {
+        let plan = at_criterions_defaults(6);
+        assert_eq!(
+            plan.whole_seconds(),
+            [
+                "--warm-up-time",
+                "1",
+                "--measurement-time",
+                "1",
+                "--sample-size",
+                "20",
+                "--nresamples",
+                "1000",
+                "--noplot"
+            ]
+        );
+    }
+}
