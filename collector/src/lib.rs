@@ -2,6 +2,7 @@
 //! messages) and gungraun's instruction counts, fingerprints the machine, and stores runs in
 //! SQLite or PostgreSQL. The domain types are `benchgate-core`'s, re-exported here.
 
+pub mod callgrind;
 pub mod cargo_criterion;
 pub mod criterion;
 pub mod domain;

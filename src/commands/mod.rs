@@ -5,6 +5,7 @@ pub mod ab;
 pub mod bisect;
 pub mod compare;
 pub mod dashboard;
+pub mod explain;
 pub mod export;
 pub mod fingerprint;
 pub mod gate;
@@ -143,6 +144,18 @@ Exit: 0; 2 an error (no such run).")]
 Exit: 0 pass, inconclusive or no baseline (or anything under --warn-only); 1 a regression or a
 missed budget; 2 an error.")]
     Compare(compare::Args),
+    /// Where a benchmark's instructions went between two runs, by function (Callgrind's files).
+    ///
+    /// Each side is a Callgrind output file, or the directory gungraun keeps a benchmark's
+    /// `callgrind.*.out` files in (its parts and threads are summed). Functions are ranked by
+    /// the change of their own (exclusive) instructions; the rows and "everything else" add up
+    /// to the change of the total.
+    #[command(after_help = "Examples:
+  benchgate explain --base base/target/gungraun/app/instructions/aead/seal.x \\
+                    --head target/gungraun/app/instructions/aead/seal.x
+  benchgate explain --base a.out --head b.out --top 10 --format json
+Exit: 0; 2 an error naming the file and line at fault.")]
+    Explain(explain::Args),
     /// Judge a stored run against the stored baseline on the same machine.
     ///
     /// The baseline is the base commit's run on the head's fingerprint, else the nearest
@@ -270,6 +283,7 @@ pub async fn run(command: Command) -> anyhow::Result<u8> {
         Command::Runs(args) => runs::run(args).await,
         Command::Show(args) => show::run(args).await,
         Command::Compare(args) => compare::run(args).await,
+        Command::Explain(args) => explain::run(args).await,
         Command::Gate(args) => gate::run(args).await,
         Command::Ab(args) => ab::run(args).await,
         Command::Bisect(args) => bisect::run(args).await,

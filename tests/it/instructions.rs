@@ -188,6 +188,28 @@ fn doubled_seal_work_is_regressed_on_instructions_with_two_cpu_hogs_running() {
         .find(|l| l.starts_with(&format!("| `{SEAL}` |")))
         .unwrap_or_else(|| panic!("{markdown}"));
     assert!(row.ends_with("higher (worse): regressed |"), "{row}");
+    // Where they went, from the Callgrind files gungraun left for each side: ring's sealing
+    // routine, with (nearly) the whole change, and totals that are the counts gated on.
+    let explained = explain_seal(&repo);
+    let seal_ratio = counts_ab.iter().find(|c| c["id"] == SEAL_COUNT).unwrap()["ratio"]
+        .as_f64()
+        .unwrap();
+    let totals =
+        explained["head_total"].as_f64().unwrap() / explained["base_total"].as_f64().unwrap();
+    assert!(
+        (totals - seal_ratio).abs() < 1e-9,
+        "{totals} against {seal_ratio}"
+    );
+    let first = &explained["rows"][0];
+    assert!(
+        first["function"]
+            .as_str()
+            .unwrap()
+            .contains("chacha20_poly1305_seal"),
+        "{explained:#}"
+    );
+    assert!(first["share"].as_f64().unwrap() >= 0.8, "{explained:#}");
+    assert_rows_add_up(&explained);
 
     // A comment only: every count is exactly the same.
     let summary = ab(&repo, "main~1", "main", &md);
@@ -197,6 +219,110 @@ fn doubled_seal_work_is_regressed_on_instructions_with_two_cpu_hogs_running() {
         assert_eq!(count["ratio"].as_f64(), Some(1.0), "{count:#}");
         assert_eq!(count["verdict"], "pass", "{count:#}");
     }
+    let explained = explain_seal(&repo);
+    assert_eq!(explained["change"], 0, "{explained:#}");
+    assert_eq!(
+        explained["rows"].as_array().unwrap().len(),
+        0,
+        "{explained:#}"
+    );
+}
+
+/// `benchgate explain --format json` of the seal between the gungraun runs `ab` left for base
+/// and head in its scratch directory.
+fn explain_seal(repo: &Path) -> Value {
+    let dir = |side: &str| {
+        repo.join(format!("target/benchgate-ab/gungraun-{side}"))
+            .join("benchgate-sample-workloads/instructions/aead/seal.chacha20_poly1305_16_kib")
+    };
+    let (base, head) = (dir("base"), dir("head"));
+    let output = benchgate(
+        repo,
+        &[
+            "explain",
+            "--base",
+            base.to_str().unwrap(),
+            "--head",
+            head.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// The rows and "everything else" add up to the change of the totals.
+fn assert_rows_add_up(explained: &Value) {
+    let change = |row: &Value| row["change"].as_i64().unwrap();
+    let rows: i64 = explained["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(change)
+        .sum();
+    assert_eq!(
+        rows + change(&explained["rest"]),
+        change(explained),
+        "{explained:#}"
+    );
+    assert_eq!(
+        change(explained),
+        explained["head_total"].as_i64().unwrap() - explained["base_total"].as_i64().unwrap()
+    );
+}
+
+#[test]
+fn explain_names_the_function_behind_a_count_change_and_refuses_a_cut_file() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("collector/tests/fixtures/callgrind");
+    let dir = tempfile::tempdir().unwrap();
+    let base = fixtures.join("seal-base.out");
+    let head = fixtures.join("seal-head-sealed-twice.out");
+    let explain = |base: &Path, head: &Path, format: &str| {
+        benchgate(
+            dir.path(),
+            &[
+                "explain",
+                "--base",
+                base.to_str().unwrap(),
+                "--head",
+                head.to_str().unwrap(),
+                "--top",
+                "3",
+                "--format",
+                format,
+            ],
+        )
+    };
+    let text = stdout(&explain(&base, &head, "text"));
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0], "Ir: 91,234 -> 182,255 (+91,021, +99.8%)",
+        "{text}"
+    );
+    assert!(lines[1].starts_with("function"), "{text}");
+    assert!(
+        lines[2].starts_with("ring_core_0_17_14__chacha20_poly1305_seal_avx2")
+            && lines[2].ends_with("90,848  181,696  +90,848  99.8%"),
+        "{text}"
+    );
+    assert!(lines[5].starts_with("everything else"), "{text}");
+    assert_eq!(lines.len(), 6, "three rows and the rest: {text}");
+    let explained = json(&explain(&base, &head, "json"));
+    assert_eq!(explained["rows"].as_array().unwrap().len(), 3);
+    assert_rows_add_up(&explained);
+    // A file cut short: refused, naming it; nothing printed as if it were whole.
+    let text = std::fs::read_to_string(&head).unwrap();
+    let cut = dir.path().join("cut.out");
+    std::fs::write(&cut, &text[..text.len() / 2]).unwrap();
+    let output = explain(&base, &cut, "text");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stdout(&output).is_empty());
+    let err = stderr(&output);
+    assert!(
+        err.contains("--head") && err.contains("cut.out") && err.contains("truncated"),
+        "{err}"
+    );
 }
 
 /// The real summaries kept as fixtures, in a gungraun-like directory tree.
