@@ -130,6 +130,19 @@ pub fn read_dir(dir: &Path) -> Result<Vec<Measurement>> {
     Ok(measurements)
 }
 
+/// Each benchmark's directory under `dir`, by name (`GROUP/FUNCTION[/ID]`): where gungraun
+/// keeps its summary and its Callgrind files.
+pub fn benchmark_dirs(dir: &Path) -> Result<BTreeMap<String, PathBuf>> {
+    let mut dirs = BTreeMap::new();
+    for path in find_summaries(dir)? {
+        let (name, _) = read_file(&path)?;
+        if let Some(parent) = path.parent() {
+            dirs.insert(name, parent.to_owned());
+        }
+    }
+    Ok(dirs)
+}
+
 /// Reads one summary: the benchmark's name (`GROUP/FUNCTION[/ID]`) and its counts.
 pub fn read_file(path: &Path) -> Result<(String, Vec<Measurement>)> {
     crate::error::parse_json_file(path, parse)

@@ -17,8 +17,8 @@ use benchgate_gate::github_text::{
     conclusion, status_description,
 };
 use benchgate_gate::report::{
-    BuiltExecutable, Context, Cost, Incomplete, Links, SideBuild, read_summary, render_markdown,
-    render_markdown_linked, render_text, summary, summary_json,
+    BuiltExecutable, Context, Cost, CountProfile, Incomplete, Links, ProfileRow, SideBuild,
+    read_summary, render_markdown, render_markdown_linked, render_text, summary, summary_json,
 };
 use common::{decide_ab, measurement};
 
@@ -49,6 +49,7 @@ fn deduplicate_pair() -> (Decision, Context) {
     );
     let context = Context {
         cost: None,
+        profiles: Vec::new(),
         base: "64cc24b82a29".into(),
         head: "37d4f0b979e6".into(),
         base_commit: Some("64cc24b82a29348523623673346add76cba98245".into()),
@@ -106,6 +107,7 @@ fn ab_regression() -> (Decision, Context) {
     let decision = decide_ab(&base, &head);
     let context = Context {
         cost: None,
+        profiles: Vec::new(),
         base: "1111111".into(),
         head: "2222222".into(),
         base_commit: Some("1111111111111111111111111111111111111111".into()),
@@ -418,6 +420,7 @@ fn no_baseline_and_one_run_a_side_are_said_as_they_are() {
     assert_eq!(decision.verdict, Overall::NoBaseline);
     let context = Context {
         cost: None,
+        profiles: Vec::new(),
         base: "64cc24b82a29".into(),
         head: "37d4f0b979e6 (run 3)".into(),
         fingerprint: Some("dd48e16126ad9cffe24dce0cd48db47104f2ae13".into()),
@@ -729,6 +732,88 @@ fn an_instruction_count_shares_its_wall_time_twins_row_and_decides() {
     let text = serde_json::to_string(&summary(&decision, &Context::default(), &informing)).unwrap();
     let read = read_summary(Path::new("perf-summary.json"), &text).unwrap();
     assert_eq!(read.decision, decision);
+}
+
+#[test]
+fn where_a_count_regressions_instructions_went_is_folded_under_it_and_reads_back() {
+    use benchgate_collector::callgrind::{self, Profile};
+    let policy = Policy::default();
+    let decision = counts_beside_time(&policy);
+    let count = "aead/seal/chacha20_poly1305_16_kib/instructions";
+    let fixtures =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../collector/tests/fixtures/callgrind");
+    let read = |name: &str| Profile::read(&[fixtures.join(name)], callgrind::INSTRUCTIONS).unwrap();
+    let explained = callgrind::explain(
+        &read("seal-base.out"),
+        &read("seal-head-sealed-twice.out"),
+        2,
+    );
+    let row = |r: &callgrind::FunctionChange| ProfileRow {
+        function: r.function.clone(),
+        base: r.base,
+        head: r.head,
+    };
+    let mut context = Context {
+        base: "main".into(),
+        head: "pr".into(),
+        profiles: vec![CountProfile {
+            benchmark: count.into(),
+            event: explained.event.clone(),
+            base_total: explained.base_total,
+            head_total: explained.head_total,
+            rows: explained.rows.iter().map(row).collect(),
+            rest: row(&explained.rest),
+        }],
+        ..Context::default()
+    };
+    let markdown = render_markdown(&decision, &context, &policy);
+    let section = markdown
+        .split("<details><summary>Where the instructions went: ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{markdown}"));
+    assert!(
+        section.starts_with(&format!(
+            "<code>{count}</code>, 91,234 → 182,255 (+91,021, +99.8%)</summary>"
+        )),
+        "{section}"
+    );
+    assert!(
+        section.contains("| `ring_core_0_17_14__chacha20_poly1305_seal_avx2` | 90,848 | 181,696 | +90,848 | 99.8% |\n| `poly_hash_ad_internal` | 75 | 150 | +75 | 0.1% |\n| everything else | 311 | 409 | +98 | 0.1% |"),
+        "{section}"
+    );
+    // It sits in the regressions' section, before the account of how it was decided.
+    let at = |text: &str| {
+        markdown
+            .find(text)
+            .unwrap_or_else(|| panic!("{text}: {markdown}"))
+    };
+    assert!(at("### Regressions (1)") < at("Where the instructions went"));
+    assert!(at("Where the instructions went") < at("How benchgate decided"));
+    let json = summary_json(&decision, &context, &policy);
+    assert_eq!(json["profiles"][0]["rows"][0]["base"], 90_848);
+    let back = read_summary(Path::new("perf-summary.json"), &json.to_string()).unwrap();
+    assert_eq!(back.context.profiles, context.profiles);
+    // A damaged profile is refused whole, naming the field.
+    let mut bad = json.clone();
+    bad["profiles"][0]["rest"]["head"] = 1.into();
+    assert_eq!(
+        read_summary(Path::new("perf-summary.json"), &bad.to_string())
+            .unwrap_err()
+            .to_string(),
+        "perf-summary.json: `profiles[0].rest`: the rows and the rest do not add up to head_total minus base_total"
+    );
+    // A generic name hundreds of characters long keeps its ends.
+    context.profiles[0].rows[0].function = format!("alloc::{}::grow", "Vec<u8>::".repeat(40));
+    let markdown = render_markdown(&decision, &context, &policy);
+    assert!(
+        markdown.contains(
+            "| `alloc::Vec<u8>::Vec<u8>::Vec<u8>::Vec<u8>::Ve…::Vec<u8>::Vec<u8>::Vec<u8>::Vec<u8>::::grow` |"
+        ),
+        "{markdown}"
+    );
+    // Without a profile the section is not there.
+    context.profiles.clear();
+    assert!(!render_markdown(&decision, &context, &policy).contains("Where the instructions went"));
 }
 
 #[test]

@@ -84,6 +84,12 @@ fn run_in(
     Ok(())
 }
 
+/// Where `side`'s gungraun output goes (`GUNGRAUN_HOME`), kept after the job: its Callgrind
+/// files say where a count's instructions went (`benchgate explain`).
+pub fn gungraun_home(scratch: &Path, side: &Side) -> std::path::PathBuf {
+    scratch.join(format!("gungraun-{}", side.name))
+}
+
 /// Runs the gungraun bench `command` once in `side`'s worktree (its own `GUNGRAUN_HOME`, the
 /// shared target directory) and reads the counts it saved.
 pub fn count_instructions(
@@ -102,7 +108,7 @@ pub fn count_instructions(
         side.commit.short()
     );
     eprintln!("benchgate: {what}: {command}");
-    let home = scratch.join(format!("gungraun-{}", side.name));
+    let home = gungraun_home(scratch, side);
     let _ = std::fs::remove_dir_all(&home);
     // The target directory is shared: cargo would take the other side's newer build of the
     // same crates for fresh, so this side's sources are made newer than it (see side_build).

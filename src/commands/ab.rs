@@ -12,7 +12,9 @@ use benchgate_gate::report::{Context, Cost};
 
 use super::{JobArgs, KindArg};
 use crate::ab::plan;
-use crate::ab::rounds::{Job, Rounds, RoundsSetting, count_instructions, run_rounds};
+use crate::ab::rounds::{
+    Job, Rounds, RoundsSetting, count_instructions, gungraun_home, run_rounds,
+};
 use crate::ab::side::{Side, Worktree, build_side};
 use crate::ab::{resolve, scratch_dir, shared_target_dir};
 use crate::bench_command::CargoBench;
@@ -190,6 +192,7 @@ async fn ab(args: &Options<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
             bench_seconds: 0.0,
             build_seconds,
         }),
+        profiles: Vec::new(),
     };
     if let Some(ids) = not_measured {
         eprintln!(
@@ -267,12 +270,18 @@ async fn ab(args: &Options<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
     store.close().await;
     let ran = result?;
     let decision = ran.decide(&policy, args.rounds.plan());
-    drop(sides);
     context.incomplete = ran.incomplete.clone();
     context.cost = Some(Cost {
         bench_seconds: (ran.bench_time + counting_time).as_secs_f64(),
         build_seconds,
     });
+    if args.instructions.is_some() {
+        let homes = [&sides[0], &sides[1]].map(|side| gungraun_home(&scratch, side));
+        let (profiles, notes) = super::explain::count_profiles(&decision, [&homes[0], &homes[1]]);
+        context.profiles = profiles;
+        context.notes.extend(notes);
+    }
+    drop(sides);
     let code = report(&decision, &context, &policy, outputs)?;
     if let Some(incomplete) = &ran.incomplete {
         eprintln!(

@@ -142,6 +142,7 @@ pub async fn compare(
     }
     let context = Context {
         cost: None,
+        profiles: Vec::new(),
         base: base.join(", "),
         head: head.join(", "),
         base_commit: common(&base_side.commits),

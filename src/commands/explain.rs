@@ -6,6 +6,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
 use benchgate_collector::callgrind::{self, Explained, FunctionChange, Profile};
+use benchgate_collector::gungraun;
+use benchgate_gate::decision::{Decision, NoiseSource, Verdict};
+use benchgate_gate::report::{CountProfile, ProfileRow, grouped, signed};
 use serde_json::json;
 
 /// `benchgate explain`.
@@ -61,25 +64,6 @@ fn profile(path: &Path, event: &str) -> anyhow::Result<Profile> {
         vec![path.to_owned()]
     };
     Ok(Profile::read(&files, event)?)
-}
-
-/// `1234567` as `1,234,567`.
-pub fn grouped(value: u64) -> String {
-    let digits = value.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// A signed change, grouped: `+300,000`, `-5`.
-pub fn signed(change: i128) -> String {
-    let sign = if change < 0 { "-" } else { "+" };
-    format!("{sign}{}", grouped(change.unsigned_abs() as u64))
 }
 
 /// A row's share of the whole change, or `-` when nothing changed in all.
@@ -178,17 +162,204 @@ pub fn to_json(explained: &Explained) -> serde_json::Value {
     })
 }
 
+/// The most count regressions a report explains, the largest first; `benchgate explain`
+/// shows any other.
+const MAX_PROFILES: usize = 10;
+/// The functions a report's profile lists.
+const REPORT_ROWS: usize = 5;
+
+/// Where each regressed instruction count of `decision` went, from the gungraun output of base
+/// and head under `homes`: the profiles, and a note for each count that could not be
+/// explained (a missing, truncated or foreign file: the verdict stands as it is).
+pub fn count_profiles(decision: &Decision, homes: [&Path; 2]) -> (Vec<CountProfile>, Vec<String>) {
+    let suffix = format!("/{}", gungraun::INSTRUCTIONS);
+    let mut regressed: Vec<_> = decision
+        .benchmarks
+        .iter()
+        .filter(|b| b.noise_source == Some(NoiseSource::Exact) && b.verdict == Verdict::Regressed)
+        .filter(|b| b.id.ends_with(&suffix))
+        .collect();
+    if regressed.is_empty() {
+        return (Vec::new(), Vec::new());
+    }
+    regressed.sort_by(|a, b| b.ratio.unwrap_or(1.0).total_cmp(&a.ratio.unwrap_or(1.0)));
+    let mut notes = Vec::new();
+    let dirs = match homes.map(gungraun::benchmark_dirs) {
+        [Ok(base), Ok(head)] => [base, head],
+        [Err(e), _] | [_, Err(e)] => {
+            notes.push(format!("No profile of the count regressions: {e}."));
+            return (Vec::new(), notes);
+        }
+    };
+    let mut profiles = Vec::new();
+    for b in regressed.iter().take(MAX_PROFILES) {
+        let name = b.id.strip_suffix(&suffix).unwrap_or(&b.id);
+        let side = |i: usize| -> anyhow::Result<Profile> {
+            let dir = dirs[i]
+                .get(name)
+                .with_context(|| format!("{}: no gungraun output of {name}", homes[i].display()))?;
+            let files = callgrind::output_files(dir)?;
+            if files.is_empty() {
+                bail!("{}: no callgrind.*.out file", dir.display());
+            }
+            Ok(Profile::read(&files, callgrind::INSTRUCTIONS)?)
+        };
+        match (side(0), side(1)) {
+            (Ok(base), Ok(head)) => {
+                let explained = callgrind::explain(&base, &head, REPORT_ROWS);
+                let row = |r: &FunctionChange| ProfileRow {
+                    function: r.function.clone(),
+                    base: r.base,
+                    head: r.head,
+                };
+                profiles.push(CountProfile {
+                    benchmark: b.id.clone(),
+                    event: explained.event.clone(),
+                    base_total: explained.base_total,
+                    head_total: explained.head_total,
+                    rows: explained.rows.iter().map(row).collect(),
+                    rest: row(&explained.rest),
+                });
+            }
+            (Err(e), _) | (_, Err(e)) => notes.push(format!("No profile of `{}`: {e:#}.", b.id)),
+        }
+    }
+    if regressed.len() > MAX_PROFILES {
+        notes.push(format!(
+            "{} more count regressions are not profiled here: `benchgate explain` shows any of them.",
+            regressed.len() - MAX_PROFILES
+        ));
+    }
+    (profiles, notes)
+}
+
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests fail loudly
 mod tests {
+    use std::collections::HashMap;
+
+    use benchgate_collector::{Estimate, Samples};
+    use benchgate_gate::Policy;
+    use benchgate_gate::decision::{Input, Mode, evaluate};
+
     use super::*;
 
+    const SEAL: &str = "aead/seal/chacha20_poly1305_16_kib";
+
+    fn fixtures() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("collector/tests/fixtures")
+    }
+
+    /// A gungraun home holding the seal's summary and `callgrind` as its Callgrind file.
+    fn home(dir: &Path, callgrind: Option<&str>) -> PathBuf {
+        let bench =
+            dir.join("benchgate-sample-workloads/instructions/aead/seal.chacha20_poly1305_16_kib");
+        std::fs::create_dir_all(&bench).unwrap();
+        std::fs::copy(
+            fixtures().join("gungraun/aead-seal-chacha20_poly1305_16_kib.summary.json"),
+            bench.join("summary.json"),
+        )
+        .unwrap();
+        if let Some(text) = callgrind {
+            std::fs::write(
+                bench.join("callgrind.seal.chacha20_poly1305_16_kib.out"),
+                text,
+            )
+            .unwrap();
+        }
+        dir.to_owned()
+    }
+
+    /// The seal's counts against twice them: the count `regressed`.
+    fn doubled_decision() -> Decision {
+        let (_, base) = gungraun::read_file(
+            &fixtures().join("gungraun/aead-seal-chacha20_poly1305_16_kib.summary.json"),
+        )
+        .unwrap();
+        let head: Vec<_> = base
+            .iter()
+            .map(|m| {
+                let mut m = m.clone();
+                let value = m.median.point * 2.0;
+                m.median = Estimate {
+                    point: value,
+                    lower: value,
+                    upper: value,
+                    confidence_level: 0.95,
+                };
+                m.mean = m.median;
+                m.samples = Samples::single(value);
+                m
+            })
+            .collect();
+        let history = HashMap::new();
+        evaluate(
+            &Input {
+                mode: Mode::SameJobAb,
+                base_rounds: &[base],
+                head_rounds: &[head],
+                history: &history,
+            },
+            &Policy::default(),
+        )
+    }
+
     #[test]
-    fn counts_read_in_groups_of_three() {
-        assert_eq!(grouped(0), "0");
-        assert_eq!(grouped(999), "999");
-        assert_eq!(grouped(1_000), "1,000");
-        assert_eq!(grouped(1_234_567), "1,234,567");
-        assert_eq!(signed(-5), "-5");
-        assert_eq!(signed(300_000), "+300,000");
+    fn a_count_regression_is_profiled_and_a_bad_side_only_loses_its_profile() {
+        let decision = doubled_decision();
+        let count = format!("{SEAL}/instructions");
+        assert!(
+            decision
+                .benchmarks
+                .iter()
+                .any(|b| b.id == count && b.verdict == Verdict::Regressed)
+        );
+        let read =
+            |name: &str| std::fs::read_to_string(fixtures().join("callgrind").join(name)).unwrap();
+        let (base, head) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let base = home(base.path(), Some(&read("seal-base.out")));
+        let good = home(head.path(), Some(&read("seal-head-sealed-twice.out")));
+        let (profiles, notes) = count_profiles(&decision, [&base, &good]);
+        assert!(notes.is_empty(), "{notes:?}");
+        assert_eq!(profiles.len(), 1);
+        assert_eq!(profiles[0].benchmark, count);
+        assert_eq!(profiles[0].rows.len(), REPORT_ROWS);
+        assert_eq!(
+            profiles[0].rows[0].function,
+            "ring_core_0_17_14__chacha20_poly1305_seal_avx2"
+        );
+        // A truncated file on one side: no profile, a note naming the file, nothing else lost.
+        let text = read("seal-head-sealed-twice.out");
+        let cut = tempfile::tempdir().unwrap();
+        let cut = home(cut.path(), Some(&text[..text.len() / 2]));
+        let (profiles, notes) = count_profiles(&decision, [&base, &cut]);
+        assert!(profiles.is_empty());
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0].starts_with(&format!("No profile of `{count}`: "))
+                && notes[0].contains("callgrind.seal.chacha20_poly1305_16_kib.out")
+                && notes[0].contains("truncated"),
+            "{notes:?}"
+        );
+        // A side without Callgrind files, and a foreign file.
+        let none = tempfile::tempdir().unwrap();
+        let none = home(none.path(), None);
+        let (_, notes) = count_profiles(&decision, [&base, &none]);
+        assert!(notes[0].contains("no callgrind.*.out file"), "{notes:?}");
+        let foreign = tempfile::tempdir().unwrap();
+        let foreign = home(foreign.path(), Some("{\"version\": 7}\n"));
+        let (_, notes) = count_profiles(&decision, [&foreign, &good]);
+        assert!(
+            notes[0].contains("not a Callgrind output file"),
+            "{notes:?}"
+        );
+        // A home that is not there at all.
+        let (profiles, notes) =
+            count_profiles(&decision, [&base, Path::new("/nonexistent/gungraun")]);
+        assert!(profiles.is_empty());
+        assert!(
+            notes[0].starts_with("No profile of the count regressions: "),
+            "{notes:?}"
+        );
     }
 }

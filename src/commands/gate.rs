@@ -298,6 +298,7 @@ async fn decide(store: &Source, judged: &Judged<'_>, outputs: &Outputs) -> anyho
 
     let mut context = Context {
         cost: None,
+        profiles: Vec::new(),
         base: start.short().to_owned(),
         head: format!("{} (run {})", summary.meta.commit.short(), head_id),
         base_commit: None,

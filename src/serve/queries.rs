@@ -48,6 +48,7 @@ pub async fn get_comparison(
     );
     let context = Context {
         cost: None,
+        profiles: Vec::new(),
         base: format!(
             "{} (run {})",
             base.summary.meta.commit.short(),

@@ -210,6 +210,35 @@ fn doubled_seal_work_is_regressed_on_instructions_with_two_cpu_hogs_running() {
     );
     assert!(first["share"].as_f64().unwrap() >= 0.8, "{explained:#}");
     assert_rows_add_up(&explained);
+    // The comment carries the same under the regressions, folded, and perf-summary.json too.
+    let profile = &summary["profiles"][0];
+    assert_eq!(profile["benchmark"], SEAL_COUNT, "{summary:#}");
+    assert_eq!(profile["base_total"], explained["base_total"]);
+    assert_eq!(profile["rows"][0]["function"], first["function"]);
+    assert_eq!(summary["profiles"].as_array().unwrap().len(), 1);
+    let section = markdown
+        .split(&format!(
+            "<details><summary>Where the instructions went: <code>{SEAL_COUNT}</code>"
+        ))
+        .nth(1)
+        .unwrap_or_else(|| panic!("{markdown}"));
+    let first_row = section
+        .lines()
+        .find(|l| l.starts_with("| `"))
+        .unwrap_or_else(|| panic!("{section}"));
+    assert!(
+        first_row.starts_with(&format!("| `{}` |", first["function"].as_str().unwrap())),
+        "{first_row}"
+    );
+    let share: f64 = first_row
+        .trim_end_matches(" |")
+        .rsplit("| ")
+        .next()
+        .unwrap()
+        .trim_end_matches('%')
+        .parse()
+        .unwrap();
+    assert!(share >= 80.0, "{first_row}");
 
     // A comment only: every count is exactly the same.
     let summary = ab(&repo, "main~1", "main", &md);
@@ -221,6 +250,12 @@ fn doubled_seal_work_is_regressed_on_instructions_with_two_cpu_hogs_running() {
     }
     let explained = explain_seal(&repo);
     assert_eq!(explained["change"], 0, "{explained:#}");
+    assert!(summary.get("profiles").is_none(), "{summary:#}");
+    let markdown = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        !markdown.contains("Where the instructions went"),
+        "{markdown}"
+    );
     assert_eq!(
         explained["rows"].as_array().unwrap().len(),
         0,

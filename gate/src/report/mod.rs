@@ -56,6 +56,54 @@ pub struct Context {
     pub notes: Vec<String>,
     /// What a same-job A/B job spent, when it ran one.
     pub cost: Option<Cost>,
+    /// Where each count regression's instructions went, by function (Callgrind's files), when
+    /// both sides' files were read.
+    pub profiles: Vec<CountProfile>,
+}
+
+/// Where one count's change went, by function: the functions whose own (exclusive) cost
+/// changed most, and everything else, which together add up to the change of the totals.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CountProfile {
+    /// The count benchmark (`GROUP/FUNCTION/ID/instructions`).
+    pub benchmark: String,
+    /// Callgrind's event (`Ir`).
+    pub event: String,
+    /// The base run's total of the event.
+    pub base_total: u64,
+    /// The head run's.
+    pub head_total: u64,
+    /// The functions, largest change first.
+    pub rows: Vec<ProfileRow>,
+    /// Every other function together.
+    pub rest: ProfileRow,
+}
+
+/// One function's own cost of the event on each side.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileRow {
+    /// The function, demangled.
+    pub function: String,
+    /// Its exclusive cost in the base run.
+    pub base: u64,
+    /// In the head run.
+    pub head: u64,
+}
+
+impl ProfileRow {
+    /// Head minus base.
+    pub fn change(&self) -> i128 {
+        i128::from(self.head) - i128::from(self.base)
+    }
+}
+
+impl CountProfile {
+    /// Head's total minus base's.
+    pub fn change(&self) -> i128 {
+        i128::from(self.head_total) - i128::from(self.base_total)
+    }
 }
 
 /// What a same-job A/B job spent: wall time in the bench executables (both sides, every
@@ -385,6 +433,7 @@ pub fn render_markdown_linked(
         markdown_table(&mut out, &rows, false, &pairs, links, fingerprint);
         out.push('\n');
         if verdict == Verdict::Regressed {
+            profiles(&mut out, &rows, context);
             trend_images(&mut out, &rows, links, fingerprint);
             override_hint(&mut out);
         }
@@ -417,6 +466,102 @@ pub fn render_markdown_linked(
         how_decided(&mut out, decision, context, policy);
     }
     out
+}
+
+/// `1234567` as `1,234,567`.
+pub fn grouped(value: u64) -> String {
+    let digits = value.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A signed change, grouped: `+300,000`, `-5`.
+pub fn signed(change: i128) -> String {
+    let sign = if change < 0 { "-" } else { "+" };
+    let size = u64::try_from(change.unsigned_abs()).unwrap_or(u64::MAX);
+    format!("{sign}{}", grouped(size))
+}
+
+/// The most characters of a function's name a table shows: generic Rust names run to
+/// hundreds; the middle goes.
+const FUNCTION_NAME_CHARS: usize = 90;
+
+/// A function's name for a table cell: shortened in the middle, in code, pipes escaped.
+fn function_cell(name: &str) -> String {
+    let chars: Vec<char> = name.chars().filter(|c| !c.is_control()).collect();
+    let shown: String = if chars.len() > FUNCTION_NAME_CHARS {
+        let head: String = chars[..FUNCTION_NAME_CHARS / 2].iter().collect();
+        let tail: String = chars[chars.len() - (FUNCTION_NAME_CHARS / 2 - 1)..]
+            .iter()
+            .collect();
+        format!("{head}…{tail}")
+    } else {
+        chars.into_iter().collect()
+    };
+    format!("`{}`", shown.replace('`', "'").replace('|', "\\|"))
+}
+
+/// Under the regressions: where each regressed count's instructions went, folded.
+fn profiles(out: &mut String, rows: &[&BenchmarkResult], context: &Context) {
+    for profile in &context.profiles {
+        if !rows.iter().any(|b| b.id == profile.benchmark) {
+            continue;
+        }
+        let whole = profile.change();
+        let percent = if profile.base_total > 0 {
+            format!(
+                ", {:+.1}%",
+                100.0 * whole as f64 / profile.base_total as f64
+            )
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            out,
+            "<details><summary>Where the instructions went: <code>{}</code>, {} → {} ({}{percent})</summary>\n",
+            profile.benchmark.replace('<', "&lt;"),
+            grouped(profile.base_total),
+            grouped(profile.head_total),
+            signed(whole)
+        );
+        let _ = writeln!(
+            out,
+            "| function | base | head | change | share of the change |\n|---|---:|---:|---:|---:|"
+        );
+        for (row, name) in profile
+            .rows
+            .iter()
+            .map(|r| (r, function_cell(&r.function)))
+            .chain(std::iter::once((
+                &profile.rest,
+                "everything else".to_owned(),
+            )))
+        {
+            let share = if whole == 0 {
+                "-".to_owned()
+            } else {
+                format!("{:.1}%", 100.0 * row.change() as f64 / whole as f64)
+            };
+            let _ = writeln!(
+                out,
+                "| {name} | {} | {} | {} | {share} |",
+                grouped(row.base),
+                grouped(row.head),
+                signed(row.change())
+            );
+        }
+        let _ = writeln!(
+            out,
+            "\nEach function's own instructions (Callgrind's exclusive `{}`), base and head; `benchgate explain` prints more.\n\n</details>\n",
+            profile.event
+        );
+    }
 }
 
 /// A job that stopped early: which round failed, and its last lines of standard error.

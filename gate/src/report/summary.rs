@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use super::{Context, Cost, Incomplete, SideBuild};
+use super::{Context, Cost, CountProfile, Incomplete, SideBuild};
 use crate::budget::BudgetResult;
 use crate::decision::{
     BenchmarkResult, Decision, DecisionBound, Metric, Mode, NoiseSource, Overall, TooNoisy, Verdict,
@@ -56,6 +56,9 @@ pub struct Summary<'a> {
     /// Same-job A/B: wall time building both sides.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     build_seconds: Option<f64>,
+    /// Where each count regression's instructions went, by function.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    profiles: Vec<CountProfile>,
 }
 
 /// How many benchmarks got each verdict, in the schema's order.
@@ -202,6 +205,7 @@ pub fn summary<'a>(decision: &'a Decision, context: &'a Context, policy: &Policy
             .collect(),
         bench_seconds: context.cost.map(|c| c.bench_seconds),
         build_seconds: context.cost.map(|c| c.build_seconds),
+        profiles: context.profiles.clone(),
     }
 }
 
@@ -230,7 +234,7 @@ pub fn read_summary(path: &std::path::Path, text: &str) -> crate::Result<ReadSum
         message,
     };
     let deserializer = &mut serde_json::Deserializer::from_str(text);
-    let summary: Summary<'static> = serde_path_to_error::deserialize(deserializer)
+    let mut summary: Summary<'static> = serde_path_to_error::deserialize(deserializer)
         .map_err(|e| error(e.path().to_string(), e.inner().to_string()))?;
     if summary.schema_version != SCHEMA_VERSION {
         return Err(error(
@@ -258,6 +262,8 @@ pub fn read_summary(path: &std::path::Path, text: &str) -> crate::Result<ReadSum
         ));
     }
     check_texts(&summary.notes, summary.incomplete.as_ref(), &error)?;
+    check_profiles(&summary.profiles, &error)?;
+    let profiles = std::mem::take(&mut summary.profiles);
     let cost = match (summary.bench_seconds, summary.build_seconds) {
         (None, None) => None,
         (Some(bench), Some(build)) => {
@@ -311,6 +317,7 @@ pub fn read_summary(path: &std::path::Path, text: &str) -> crate::Result<ReadSum
             incomplete: summary.incomplete,
             notes: summary.notes.into_iter().map(Cow::into_owned).collect(),
             cost,
+            profiles,
         },
         policy,
     })
@@ -318,6 +325,48 @@ pub fn read_summary(path: &std::path::Path, text: &str) -> crate::Result<ReadSum
 
 /// How a summary's field error is made: the field, the message.
 type FieldError<'a> = dyn Fn(String, String) -> crate::Error + 'a;
+
+/// The most functions a profile in a summary may list.
+const MAX_PROFILE_ROWS: usize = 20;
+/// The longest function name a summary may carry, in characters.
+const MAX_FUNCTION_NAME: usize = 2_000;
+
+/// Profiles are text a fork's artifact puts into the comment: a few rows of names without
+/// control characters, whose rows and rest add up to the totals' change.
+fn check_profiles(profiles: &[CountProfile], error: &FieldError<'_>) -> Result<(), crate::Error> {
+    for (i, profile) in profiles.iter().enumerate() {
+        let field = |what: &str| format!("profiles[{i}].{what}");
+        if profile.rows.len() > MAX_PROFILE_ROWS {
+            return Err(error(
+                field("rows"),
+                format!(
+                    "has {} rows; at most {MAX_PROFILE_ROWS}",
+                    profile.rows.len()
+                ),
+            ));
+        }
+        for (j, row) in profile.rows.iter().chain([&profile.rest]).enumerate() {
+            if row.function.chars().count() > MAX_FUNCTION_NAME
+                || row.function.chars().any(char::is_control)
+            {
+                return Err(error(
+                    field(&format!("rows[{j}].function")),
+                    format!(
+                        "must be at most {MAX_FUNCTION_NAME} characters, none a control character"
+                    ),
+                ));
+            }
+        }
+        let rows: i128 = profile.rows.iter().map(super::ProfileRow::change).sum();
+        if rows + profile.rest.change() != profile.change() {
+            return Err(error(
+                field("rest"),
+                "the rows and the rest do not add up to head_total minus base_total".to_owned(),
+            ));
+        }
+    }
+    Ok(())
+}
 
 /// The notes and the account of a job that stopped early: text a fork's artifact puts into
 /// the comment, so short lines and no control characters.
