@@ -811,9 +811,18 @@ fn where_a_count_regressions_instructions_went_is_folded_under_it_and_reads_back
         ),
         "{markdown}"
     );
-    // Without a profile the section is not there.
+    // Without a profile the section is not there; a stored baseline says why there is none.
     context.profiles.clear();
-    assert!(!render_markdown(&decision, &context, &policy).contains("Where the instructions went"));
+    let markdown = render_markdown(&decision, &context, &policy);
+    assert!(!markdown.contains("Where the instructions went"));
+    assert!(!markdown.contains("No profile"), "{markdown}");
+    let mut stored = decision.clone();
+    stored.mode = Mode::StoredBaseline;
+    assert!(
+        render_markdown(&stored, &context, &policy).contains(
+            "No profile: a stored baseline keeps instruction counts, not Callgrind's files"
+        )
+    );
 }
 
 #[test]

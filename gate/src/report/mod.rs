@@ -434,6 +434,7 @@ pub fn render_markdown_linked(
         out.push('\n');
         if verdict == Verdict::Regressed {
             profiles(&mut out, &rows, context);
+            no_profile(&mut out, decision, &rows, context);
             trend_images(&mut out, &rows, links, fingerprint);
             override_hint(&mut out);
         }
@@ -560,6 +561,25 @@ fn profiles(out: &mut String, rows: &[&BenchmarkResult], context: &Context) {
             out,
             "\nEach function's own instructions (Callgrind's exclusive `{}`), base and head; `benchgate explain` prints more.\n\n</details>\n",
             profile.event
+        );
+    }
+}
+
+/// Under the regressions, when no table says where the work went: why not, and what would.
+fn no_profile(out: &mut String, decision: &Decision, rows: &[&BenchmarkResult], context: &Context) {
+    let counted = |b: &BenchmarkResult| b.noise_source == Some(NoiseSource::Exact);
+    let counts_regressed: Vec<&&BenchmarkResult> = rows.iter().filter(|b| counted(b)).collect();
+    let profiled = |b: &BenchmarkResult| context.profiles.iter().any(|p| p.benchmark == b.id);
+    if !decision.benchmarks.iter().any(counted) && decision.unjudged.is_empty() {
+        let _ = writeln!(
+            out,
+            "No profile: instruction counts are not enabled, so nothing here says which functions the time went to. Count them too: `instructions: true` in the Action (`benchgate ab --instructions 'cargo bench --bench instructions'`, with Valgrind and gungraun).\n"
+        );
+    } else if decision.mode == Mode::StoredBaseline && counts_regressed.iter().any(|b| !profiled(b))
+    {
+        let _ = writeln!(
+            out,
+            "No profile: a stored baseline keeps instruction counts, not Callgrind's files; `benchgate ab --instructions` (the Action's `ab` mode) shows which functions the instructions went to.\n"
         );
     }
 }
