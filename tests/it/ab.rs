@@ -47,11 +47,18 @@ pub(crate) fn edit(repo: &Path, path: &str, from: &str, to: &str) {
 }
 
 /// `benchgate ab main~1 main` over the zoo's bench, in the shared target directory.
+/// With a budget of two minutes: the zoo's own timing (0.2 s + 0.6 s, 20 samples) is already
+/// short, so the plan changes nothing and up to 8 rounds run, as these tests are about the
+/// rounds, not the plan (`push` settles in one of two speeds per process: on a busy machine its
+/// slowdown can take more rounds than one plain run's budget buys).
+const ZOO_BUDGET: [&str; 2] = ["--budget", "2m"];
+
 fn ab_zoo(repo: &Path, extra: &[&str]) -> Output {
+    let extra: Vec<&str> = ZOO_BUDGET.iter().chain(extra).copied().collect();
     ab_with(
         repo,
         &shared_target(),
-        extra,
+        &extra,
         &[
             "cargo", "bench", "--locked", "--bench", "zoo", "--", "--noplot",
         ],
@@ -239,7 +246,7 @@ fn a_user_filter_is_replaced_when_rounds_narrow_on_criterion_0_8() {
     let output = ab_with(
         repo.path(),
         &shared_target(),
-        &[],
+        &ZOO_BUDGET,
         &[
             "cargo",
             "bench",

@@ -860,7 +860,7 @@ fn every_command_s_help_has_examples_and_exit_codes() {
         .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
         .filter(|c| c != "help")
         .collect();
-    assert_eq!(commands.len(), 19, "{commands:?}");
+    assert_eq!(commands.len(), 20, "{commands:?}");
     for command in &commands {
         let help = stdout(&benchgate(dir.path(), &[command, "--help"]));
         assert!(
