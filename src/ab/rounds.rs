@@ -48,6 +48,14 @@ impl Rounds {
         }
     }
 
+    /// `--budget` of adaptive rounds; fixed rounds run all of theirs.
+    pub fn budget(self) -> Option<Duration> {
+        match self {
+            Rounds::Fixed(_) => None,
+            Rounds::Adaptive { budget, .. } => budget,
+        }
+    }
+
     pub fn plan(self) -> Plan {
         match self {
             Rounds::Fixed(_) => Plan::Fixed,
@@ -231,13 +239,10 @@ pub async fn run_rounds(
     let mut clock = Progress::default();
     let mut incomplete = None;
     let mut plan = setting.plan.cloned();
-    clock.budget = plan
-        .as_ref()
-        .map(|p| p.budget)
-        .or(match setting.job.rounds {
-            Rounds::Adaptive { budget, .. } => budget.map(|b| b.as_secs_f64()),
-            Rounds::Fixed(_) => None,
-        });
+    clock.budget =
+        plan.as_ref()
+            .map(|p| p.budget)
+            .or(setting.job.rounds.budget().map(|b| b.as_secs_f64()));
     let max = setting.job.rounds.max();
     'rounds: for round in 0..max {
         let mut walls = [Duration::ZERO; 2];
@@ -297,12 +302,7 @@ pub async fn run_rounds(
         if let Some(plan) = &plan {
             clock.budget = Some(plan.budget);
         }
-        let Rounds::Adaptive {
-            budget,
-            stop_futile,
-            ..
-        } = setting.job.rounds
-        else {
+        let Rounds::Adaptive { stop_futile, .. } = setting.job.rounds else {
             clock.report(round + 1, max, None);
             continue;
         };
@@ -328,11 +328,7 @@ pub async fn run_rounds(
         }
         // The next round starts only if it fits: as the rounds so far measured each benchmark
         // with a plan, else at the time a benchmark has taken so far.
-        let budget = plan
-            .as_ref()
-            .map(|p| p.budget)
-            .or(budget.map(|b| b.as_secs_f64()));
-        if let Some(budget) = budget {
+        if let Some(budget) = clock.budget {
             let next = match &plan {
                 Some(plan) => plan.next_round(&open),
                 None => 2.0 * open.len() as f64 * clock.per_benchmark(),

@@ -214,7 +214,7 @@ async fn ab(args: &Options<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
     let counting_time = counting.elapsed();
 
     let plan = match &bench {
-        Some(bench) if context.source.is_none() => {
+        Some(bench) => {
             let plan = plan::make(
                 &mut sides,
                 &plan::Setting {
@@ -222,10 +222,7 @@ async fn ab(args: &Options<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
                     benchmarks,
                     defaults: None,
                     rounds: args.rounds,
-                    budget: match args.rounds {
-                        Rounds::Adaptive { budget, .. } => budget,
-                        Rounds::Fixed(_) => None,
-                    },
+                    budget: args.rounds.budget(),
                 },
                 &scratch,
                 &target_dir,
@@ -236,13 +233,10 @@ async fn ab(args: &Options<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
         _ => {
             eprintln!(
                 "benchgate: plan: the bench command is not `cargo bench`: each round runs it at its own settings{}",
-                match args.rounds {
-                    Rounds::Adaptive {
-                        budget: Some(budget),
-                        ..
-                    } => format!(", within --budget {}", humantime::format_duration(budget)),
-                    _ => String::new(),
-                }
+                args.rounds
+                    .budget()
+                    .map(|b| format!(", within --budget {}", humantime::format_duration(b)))
+                    .unwrap_or_default()
             );
             None
         }
