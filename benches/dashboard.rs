@@ -64,6 +64,7 @@ fn dashboard(c: &mut Criterion) {
             profile: profile.clone(),
             recorded_at: UNIX_EPOCH + Duration::from_secs(1_700_000_000 + run as u64 * 86_400),
             measurements,
+            function_costs: Default::default(),
         }
     };
     let runtime = tokio::runtime::Runtime::new().unwrap();

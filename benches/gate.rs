@@ -102,6 +102,7 @@ fn gate(c: &mut Criterion) {
             profile: profile.clone(),
             recorded_at: SystemTime::now(),
             measurements,
+            function_costs: Default::default(),
         };
         for (i, commit) in commits[..=HISTORY].iter().enumerate() {
             store

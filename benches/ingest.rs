@@ -127,6 +127,7 @@ fn new_run(root: &Path, profile: &HardwareProfile) -> NewRun {
         profile: profile.clone(),
         recorded_at: SystemTime::now(),
         measurements: read_tree(root, "new").unwrap(),
+        function_costs: Default::default(),
     }
 }
 

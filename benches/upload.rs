@@ -74,6 +74,7 @@ fn run(commit: u64, profile: &HardwareProfile) -> NewRun {
         profile: profile.clone(),
         recorded_at: SystemTime::now(),
         measurements,
+        function_costs: Default::default(),
     }
 }
 

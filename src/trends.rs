@@ -4,9 +4,10 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 use anyhow::Context as _;
+use benchgate_collector::callgrind;
 use benchgate_collector::{Location, Store};
 use benchgate_dashboards::chart::{BudgetLine, Point};
-use benchgate_dashboards::site::{self, Machine, Repository, Series, StepMark};
+use benchgate_dashboards::site::{self, CountChange, Machine, Repository, Series, StepMark};
 use benchgate_gate::budget::{Bound, Budget, BudgetStatistic, Dimension};
 use rayon::prelude::*;
 
@@ -64,7 +65,7 @@ pub async fn load(store: &Store, budgets: &[Budget]) -> anyhow::Result<Vec<Repos
             fastest: row.min,
         });
     }
-    Ok(tree
+    let mut repositories: Vec<Repository> = tree
         .into_iter()
         .map(|(name, machines)| {
             let mut machines: Vec<(u64, Machine)> = machines
@@ -97,6 +98,7 @@ pub async fn load(store: &Store, budgets: &[Budget]) -> anyhow::Result<Vec<Repos
                                         points,
                                         unit,
                                         higher_is_better,
+                                        count_change: None,
                                     }
                                 })
                                 .collect(),
@@ -114,7 +116,54 @@ pub async fn load(store: &Store, budgets: &[Budget]) -> anyhow::Result<Vec<Repos
                 machines: machines.into_iter().map(|(_, m)| m).collect(),
             }
         })
-        .collect())
+        .collect();
+    for repository in &mut repositories {
+        for machine in &mut repository.machines {
+            for series in &mut machine.series {
+                series.count_change =
+                    count_change(store, &repository.name, &machine.fingerprint, series).await?;
+            }
+        }
+    }
+    Ok(repositories)
+}
+
+/// For an instruction count, where its instructions went at its newest change: the profiles
+/// stored with the runs on either side, explained by function (five rows and everything else).
+/// `None` for other series, a count that never changed, or a side stored without a profile.
+async fn count_change(
+    store: &Store,
+    repository: &str,
+    fingerprint: &str,
+    series: &Series,
+) -> anyhow::Result<Option<CountChange>> {
+    if series.unit.as_deref() != Some(benchgate_collector::gungraun::INSTRUCTIONS) {
+        return Ok(None);
+    }
+    let Some(at) = (1..series.points.len())
+        .rev()
+        .find(|&i| series.points[i].value != series.points[i - 1].value)
+    else {
+        return Ok(None);
+    };
+    let [before, after] = [&series.points[at - 1], &series.points[at]].map(|point| {
+        store.function_costs_at(repository, fingerprint, &series.benchmark, &point.commit)
+    });
+    let (Some(before_costs), Some(after_costs)) = (before.await?, after.await?) else {
+        return Ok(None);
+    };
+    Ok(Some(CountChange {
+        before: series.points[at - 1].commit.clone(),
+        after: series.points[at].commit.clone(),
+        profile: crate::commands::explain::count_profile(
+            &series.benchmark,
+            &callgrind::explain(
+                &before_costs,
+                &after_costs,
+                crate::commands::explain::REPORT_ROWS,
+            ),
+        ),
+    }))
 }
 
 /// One point per commit, where it was first recorded: the runs of one commit on one machine

@@ -113,5 +113,6 @@ fn generated_run() -> NewRun {
         },
         recorded_at: SystemTime::now(),
         measurements,
+        function_costs: Default::default(),
     }
 }

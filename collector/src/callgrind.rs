@@ -48,6 +48,10 @@ pub struct Profile {
     pub total: u64,
     /// Each function (demangled, hash left out) and its cost.
     pub functions: BTreeMap<String, Cost>,
+    /// How many functions were left out of `functions` (a stored profile keeps the largest:
+    /// [`Profile::keep_largest`]); their cost is still in `total`. A function a profile does
+    /// not list is known to cost nothing only when this is 0.
+    pub omitted: usize,
 }
 
 impl Profile {
@@ -57,6 +61,29 @@ impl Profile {
             event: event.to_owned(),
             ..Self::default()
         }
+    }
+
+    /// The profile with only its `keep` functions of largest exclusive cost (ties by name),
+    /// the others counted in `omitted`: what a store keeps of a run. The total is unchanged.
+    pub fn keep_largest(&self, keep: usize) -> Self {
+        let mut ranked: Vec<(&String, &Cost)> = self.functions.iter().collect();
+        ranked.sort_by(|a, b| b.1.exclusive.cmp(&a.1.exclusive).then_with(|| a.0.cmp(b.0)));
+        let left_out = ranked.len().saturating_sub(keep);
+        Self {
+            event: self.event.clone(),
+            total: self.total,
+            functions: ranked
+                .into_iter()
+                .take(keep)
+                .map(|(name, cost)| (name.clone(), *cost))
+                .collect(),
+            omitted: self.omitted + left_out,
+        }
+    }
+
+    /// Whether `function`'s exclusive cost is known: listed, or nothing was left out.
+    fn knows(&self, function: &str) -> bool {
+        self.omitted == 0 || self.functions.contains_key(function)
     }
 
     /// Reads `paths` (one run's parts or threads) and sums their cost of `event`.
@@ -302,7 +329,150 @@ fn parse(text: &str, event: &str, path: &Path) -> Result<Profile> {
         event: event.to_owned(),
         total,
         functions,
+        omitted: 0,
     })
+}
+
+/// What [`crate_of`] calls a function without a Rust path: C, assembly, the loader and the
+/// C library (`memcpy`, `ring_core_0_17_14__chacha20_poly1305_seal_avx2`, `(below main)`).
+pub const NO_CRATE: &str = "(no Rust path)";
+
+/// The crate a function's code belongs to: the first segment of its path (`core` for
+/// `core::ptr::drop_in_place<alloc::vec::Vec<u8>>`), of the type for a trait method
+/// (`alloc` for `<alloc::vec::Vec<T> as core::ops::drop::Drop>::drop`), else [`NO_CRATE`].
+pub fn crate_of(function: &str) -> &str {
+    let path = function.trim_start_matches(['<', '&', '*']);
+    let path = ["mut ", "const ", "dyn "]
+        .iter()
+        .fold(path, |p, prefix| p.strip_prefix(prefix).unwrap_or(p));
+    let end = path
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(path.len());
+    if end > 0 && path[end..].starts_with("::") {
+        &path[..end]
+    } else {
+        NO_CRATE
+    }
+}
+
+impl Profile {
+    /// The same costs summed by crate ([`crate_of`]): each crate's exclusive cost is its
+    /// functions' sum, its inclusive cost the largest of theirs (a crate's functions call each
+    /// other: their inclusive costs overlap). `None` for a profile that left functions out,
+    /// whose crates are not all known.
+    pub fn by_crate(&self) -> Option<Self> {
+        if self.omitted > 0 {
+            return None;
+        }
+        let mut crates: BTreeMap<String, Cost> = BTreeMap::new();
+        for (name, cost) in &self.functions {
+            let entry = crates.entry(crate_of(name).to_owned()).or_default();
+            entry.exclusive += cost.exclusive;
+            entry.inclusive = entry.inclusive.max(cost.inclusive);
+        }
+        Some(Self {
+            event: self.event.clone(),
+            total: self.total,
+            functions: crates,
+            omitted: 0,
+        })
+    }
+}
+
+/// How many functions a stored profile keeps: those of largest exclusive cost. Enough to name
+/// where a change went; the rest of a run's cost stays in its total.
+pub const STORED_FUNCTIONS: usize = 50;
+/// The most functions a profile document may list (a wire document is checked against it).
+const MAX_DOCUMENT_FUNCTIONS: usize = 1_000;
+/// The longest function name a profile document may hold, in bytes.
+const MAX_NAME_BYTES: usize = 1_000;
+
+/// A profile as JSON: a store's `profiles.document`, a run document's `profiles` (docs/schema.md).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileDocument {
+    /// The event (`Ir`).
+    pub event: String,
+    /// The run's total of the event.
+    pub total: u64,
+    /// How many functions are left out; their cost is in `total`.
+    pub omitted: usize,
+    /// `[name, exclusive, inclusive]`, largest exclusive cost first.
+    pub functions: Vec<(String, u64, u64)>,
+}
+
+impl Profile {
+    /// The profile as its document, largest exclusive cost first.
+    pub fn to_document(&self) -> ProfileDocument {
+        let mut functions: Vec<(String, u64, u64)> = self
+            .functions
+            .iter()
+            .map(|(name, cost)| (name.clone(), cost.exclusive, cost.inclusive))
+            .collect();
+        functions.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        ProfileDocument {
+            event: self.event.clone(),
+            total: self.total,
+            omitted: self.omitted,
+            functions,
+        }
+    }
+
+    /// A document read back, checked: an event, names that are names (unique, no control
+    /// characters, at most 1,000 bytes), at most 1,000 functions, and exclusive costs that fit
+    /// the total (equal it when nothing was left out). The error names the field at fault.
+    pub fn from_document(document: ProfileDocument) -> std::result::Result<Self, String> {
+        if document.event.is_empty() || document.event.chars().any(char::is_control) {
+            return Err("event: not an event name".into());
+        }
+        if document.functions.len() > MAX_DOCUMENT_FUNCTIONS {
+            return Err(format!(
+                "functions: {} functions, at most {MAX_DOCUMENT_FUNCTIONS}",
+                document.functions.len()
+            ));
+        }
+        let mut functions = BTreeMap::new();
+        let mut sum: u128 = 0;
+        for (i, (name, exclusive, inclusive)) in document.functions.into_iter().enumerate() {
+            if name.is_empty() || name.len() > MAX_NAME_BYTES || name.chars().any(char::is_control)
+            {
+                return Err(format!(
+                    "functions[{i}][0]: not a function name (empty, control characters or over {MAX_NAME_BYTES} bytes)"
+                ));
+            }
+            sum += u128::from(exclusive);
+            if functions
+                .insert(
+                    name,
+                    Cost {
+                        exclusive,
+                        inclusive,
+                    },
+                )
+                .is_some()
+            {
+                return Err(format!("functions[{i}][0]: the function is listed twice"));
+            }
+        }
+        let total = u128::from(document.total);
+        if sum > total || (document.omitted == 0 && sum != total) {
+            return Err(format!(
+                "total: {} but the functions' exclusive costs sum to {sum}{}",
+                document.total,
+                if document.omitted == 0 {
+                    " and none is left out"
+                } else {
+                    ""
+                }
+            ));
+        }
+        Ok(Self {
+            event: document.event,
+            total: document.total,
+            functions,
+            omitted: document.omitted,
+        })
+    }
 }
 
 /// One function's exclusive cost on each side.
@@ -345,7 +515,9 @@ impl Explained {
     }
 }
 
-/// The `top` functions whose exclusive cost changed most from `base` to `head`.
+/// The `top` functions whose exclusive cost changed most from `base` to `head`. A function
+/// one side left out (a stored profile keeps the largest) is summed into everything else,
+/// never shown with a guessed cost.
 pub fn explain(base: &Profile, head: &Profile, top: usize) -> Explained {
     let mut changes: Vec<FunctionChange> = base
         .functions
@@ -353,6 +525,7 @@ pub fn explain(base: &Profile, head: &Profile, top: usize) -> Explained {
         .chain(head.functions.keys())
         .collect::<std::collections::BTreeSet<_>>()
         .into_iter()
+        .filter(|name| base.knows(name) && head.knows(name))
         .map(|name| FunctionChange {
             function: name.clone(),
             base: base.functions.get(name).map_or(0, |c| c.exclusive),
@@ -601,5 +774,101 @@ totals: 455 19
         assert_eq!(explained.rows[0].change(), 300);
         assert_eq!(explained.rest.change(), -5);
         assert_adds_up(&explained);
+    }
+
+    #[test]
+    fn a_kept_profile_explains_with_what_it_knows_and_round_trips_as_a_document() {
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/callgrind");
+        let read = |name: &str| Profile::read(&[fixtures.join(name)], INSTRUCTIONS).unwrap();
+        let (base, head) = (read("seal-base.out"), read("seal-head-sealed-twice.out"));
+        let whole = explain(&base, &head, 5);
+        // Kept to its three largest functions, each side still explains the seal first and
+        // adds up; functions one side left out are in everything else, not in a row.
+        let (kept_base, kept_head) = (base.keep_largest(3), head.keep_largest(3));
+        assert_eq!(kept_base.functions.len(), 3);
+        assert_eq!(kept_base.omitted, base.functions.len() - 3);
+        assert_eq!(kept_base.total, base.total);
+        let kept = explain(&kept_base, &kept_head, 5);
+        assert_eq!(kept.rows[0], whole.rows[0]);
+        assert_eq!(kept.change(), whole.change());
+        assert_adds_up(&kept);
+        for row in &kept.rows {
+            assert!(
+                kept_base.functions.contains_key(&row.function)
+                    && kept_head.functions.contains_key(&row.function),
+                "{row:?} was left out on a side"
+            );
+        }
+        // Against a whole profile, a function the kept side does not list is still unknown.
+        let mixed = explain(&kept_base, &head, 50);
+        assert_adds_up(&mixed);
+        assert!(
+            mixed
+                .rows
+                .iter()
+                .all(|r| kept_base.functions.contains_key(&r.function))
+        );
+
+        let document = kept_base.to_document();
+        assert_eq!(document.functions[0].0, whole.rows[0].function);
+        let json = serde_json::to_string(&document).unwrap();
+        let back: ProfileDocument = serde_json::from_str(&json).unwrap();
+        assert_eq!(Profile::from_document(back).unwrap(), kept_base);
+        assert_eq!(Profile::from_document(base.to_document()).unwrap(), base);
+
+        // Damaged documents name the field.
+        let mut over = base.to_document();
+        over.functions[0].1 += 1;
+        let error = Profile::from_document(over).unwrap_err();
+        assert!(error.starts_with("total: 91234 but"), "{error}");
+        let mut twice = kept_base.to_document();
+        twice.functions[1].0 = twice.functions[0].0.clone();
+        assert_eq!(
+            Profile::from_document(twice).unwrap_err(),
+            "functions[1][0]: the function is listed twice"
+        );
+        let mut control = kept_base.to_document();
+        control.functions[2].0 = "a\u{1b}[31m".into();
+        assert!(
+            Profile::from_document(control)
+                .unwrap_err()
+                .starts_with("functions[2][0]: not a function name")
+        );
+    }
+
+    #[test]
+    fn functions_group_by_the_crate_their_path_starts_with() {
+        for (function, expected) in [
+            ("core::ptr::drop_in_place<alloc::vec::Vec<u8>>", "core"),
+            (
+                "<alloc::vec::Vec<T> as core::ops::drop::Drop>::drop",
+                "alloc",
+            ),
+            (
+                "<&mut std::io::stdio::Stdout as std::io::Write>::flush",
+                "std",
+            ),
+            (
+                "benchgate_sample_workloads::seal",
+                "benchgate_sample_workloads",
+            ),
+            ("ring_core_0_17_14__chacha20_poly1305_seal_avx2", NO_CRATE),
+            ("(below main)", NO_CRATE),
+            ("<T as core::fmt::Debug>::fmt", NO_CRATE),
+        ] {
+            assert_eq!(crate_of(function), expected, "{function}");
+        }
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/callgrind");
+        let read = |name: &str| Profile::read(&[fixtures.join(name)], INSTRUCTIONS).unwrap();
+        let (base, head) = (read("seal-base.out"), read("seal-head-sealed-twice.out"));
+        let (base, head) = (base.by_crate().unwrap(), head.by_crate().unwrap());
+        let explained = explain(&base, &head, 3);
+        assert_adds_up(&explained);
+        let names: Vec<&str> = explained.rows.iter().map(|r| r.function.as_str()).collect();
+        // ring's C and assembly first, then ring's Rust, then the benchmark's own crate.
+        assert_eq!(names, [NO_CRATE, "ring", "benchgate_sample_workloads"]);
+        // The sealing routine and poly_hash_ad_internal: ring's C and assembly.
+        assert_eq!(explained.rows[0].change(), 90_848 + 75);
+        assert!(base.keep_largest(3).by_crate().is_none());
     }
 }

@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::callgrind;
 use crate::domain::{BenchmarkId, CustomMetric, Direction, Estimate, Measurement, Samples};
 use crate::error::{Error, Result};
 
@@ -141,6 +142,42 @@ pub fn benchmark_dirs(dir: &Path) -> Result<BTreeMap<String, PathBuf>> {
         }
     }
     Ok(dirs)
+}
+
+/// Each benchmark's cost by function from the Callgrind files gungraun left beside its
+/// summary under `dir`, kept to its [`callgrind::STORED_FUNCTIONS`] largest functions, by the
+/// id of its instruction count among `measurements`. A benchmark without files, or whose
+/// files do not read (truncated, foreign), gets no profile and a note saying why: its counts
+/// are stored all the same.
+pub fn function_costs(
+    dir: &Path,
+    measurements: &[Measurement],
+) -> Result<(BTreeMap<BenchmarkId, callgrind::Profile>, Vec<String>)> {
+    let mut costs = BTreeMap::new();
+    let mut notes = Vec::new();
+    for (name, home) in benchmark_dirs(dir)? {
+        let Ok(id) = BenchmarkId::parse(&format!("{name}/{INSTRUCTIONS}")) else {
+            continue;
+        };
+        if !measurements.iter().any(|m| m.id == id) {
+            continue;
+        }
+        let files = callgrind::output_files(&home)?;
+        if files.is_empty() {
+            notes.push(format!(
+                "no profile of {name}: {} holds no callgrind.*.out file",
+                home.display()
+            ));
+            continue;
+        }
+        match callgrind::Profile::read(&files, callgrind::INSTRUCTIONS) {
+            Ok(profile) => {
+                costs.insert(id, profile.keep_largest(callgrind::STORED_FUNCTIONS));
+            }
+            Err(e) => notes.push(format!("no profile of {name}: {e}")),
+        }
+    }
+    Ok((costs, notes))
 }
 
 /// Reads one summary: the benchmark's name (`GROUP/FUNCTION[/ID]`) and its counts.

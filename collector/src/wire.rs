@@ -2,9 +2,12 @@
 //! accepts (schema version 1, documented in docs/schema.md). Every field is checked on the way in
 //! and errors name the field (`measurements[3].samples.times[7]`).
 
+use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
+
+use crate::callgrind::{Profile, ProfileDocument};
 
 use crate::domain::{
     BenchmarkId, CommitSha, CustomMetric, Direction, Estimate, Measurement, NewRun, RepositoryName,
@@ -46,6 +49,10 @@ pub struct RunDocument {
     pub profile: HardwareProfile,
     /// Every benchmark measured.
     pub measurements: Vec<MeasurementDocument>,
+    /// Where instruction counts' instructions went, by function: the count measurement's id
+    /// to its profile, kept to the largest functions. Absent when the run has none.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub function_costs: BTreeMap<String, ProfileDocument>,
 }
 
 fn one() -> u32 {
@@ -212,6 +219,11 @@ impl RunDocument {
                     }),
                 })
                 .collect(),
+            function_costs: run
+                .function_costs
+                .iter()
+                .map(|(id, profile)| (id.as_str().to_owned(), profile.to_document()))
+                .collect(),
         }
     }
 
@@ -267,6 +279,22 @@ impl RunDocument {
             measurements.push(measurement_of(id, m, &at)?);
         }
         measurements.sort_by(|a, b| a.id.cmp(&b.id));
+        let mut function_costs = BTreeMap::new();
+        for (id, document) in self.function_costs {
+            let at = |field: &str| format!("function_costs[{id:?}]{field}");
+            if !seen.contains(&id) {
+                return Err(invalid(
+                    at(""),
+                    "a profile of a benchmark the run does not measure",
+                ));
+            }
+            let profile = Profile::from_document(document).map_err(|e| {
+                let (field, message) = e.split_once(": ").unwrap_or(("", e.as_str()));
+                invalid(at(&format!(".{field}")), message)
+            })?;
+            let id = BenchmarkId::parse(&id).map_err(|e| invalid(at(""), e.to_string()))?;
+            function_costs.insert(id, profile);
+        }
         Ok(NewRun {
             meta: RunMeta {
                 repository,
@@ -279,6 +307,7 @@ impl RunDocument {
             profile: self.profile,
             recorded_at: UNIX_EPOCH + Duration::from_millis(self.recorded_at_ms),
             measurements,
+            function_costs,
         })
     }
 }

@@ -45,6 +45,7 @@ fn new_run(measurements: Vec<Measurement>) -> NewRun {
         profile: profile(),
         recorded_at: UNIX_EPOCH + Duration::from_secs(1_700_000_000),
         measurements,
+        function_costs: Default::default(),
     }
 }
 
@@ -180,6 +181,7 @@ on_both_engines!(
     a_delivery_is_claimed_by_one_worker_until_its_claim_lapses,
     prune_removes_old_pr_runs_gone_benchmarks_and_deliveries_and_keeps_the_history,
     a_bisection_is_kept_once_per_step_and_keeps_its_issue,
+    a_counts_profile_by_function_is_kept_with_its_measurement,
 );
 
 async fn a_run_comes_back_exactly_as_it_went_in(t: &TestStore) {
@@ -1184,4 +1186,107 @@ async fn a_bisection_is_kept_once_per_step_and_keeps_its_issue(t: &TestStore) {
     store.record_bisection(&bisection).await.unwrap();
     assert_eq!(store.bisections().await.unwrap().len(), 2);
     store.close().await;
+}
+
+/// A run's profiles by function come back as stored, kept to their largest functions; a profile
+/// of a benchmark the run does not measure is refused whole; replacing or deleting the run takes
+/// its profiles with it.
+async fn a_counts_profile_by_function_is_kept_with_its_measurement(t: &TestStore) {
+    use benchgate_collector::callgrind::{INSTRUCTIONS, Profile};
+    let store = t.open().await;
+    let seal = Profile::read(
+        &[Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/callgrind/seal-base.out")],
+        INSTRUCTIONS,
+    )
+    .unwrap()
+    .keep_largest(5);
+    let mut run = new_run(merkle_forge());
+    let counted = run.measurements[3].id.clone();
+    run.function_costs.insert(counted.clone(), seal.clone());
+    let id = store.ingest(&run).await.unwrap().run_id();
+    let stored = store.function_costs(id).await.unwrap();
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored[&counted], seal);
+    assert_eq!(stored[&counted].omitted, 18, "23 functions, 5 kept");
+    assert_eq!(stored[&counted].total, 91_234);
+
+    // Not one of the run's measurements: refused, nothing stored.
+    let mut stray = new_run(merkle_forge());
+    stray.meta.attempt = 2;
+    stray.function_costs.insert(
+        benchgate_collector::BenchmarkId::parse("no/such/instructions").unwrap(),
+        seal.clone(),
+    );
+    let error = store.ingest(&stray).await.unwrap_err().to_string();
+    assert_eq!(
+        error,
+        "run: field `function_costs[\"no/such/instructions\"]`: a profile of a benchmark the run does not measure"
+    );
+    assert_eq!(store.list_runs().await.unwrap().len(), 1);
+
+    // Replaced: the new run's profiles only.
+    let mut different = run.clone();
+    different.measurements[3].median.point *= 2.0;
+    different.function_costs.clear();
+    let replaced = store.replace(&different).await.unwrap().run_id();
+    assert!(store.function_costs(replaced).await.unwrap().is_empty());
+    store.close().await;
+    assert_eq!(t.count("function_costs").await, 0);
+}
+
+/// The run document carries the profiles whole, and names the field of a bad one.
+#[test]
+fn a_run_document_carries_profiles_by_function_and_names_a_bad_one() {
+    use benchgate_collector::callgrind::{INSTRUCTIONS, Profile};
+    use benchgate_collector::wire::RunDocument;
+    let seal = Profile::read(
+        &[Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/callgrind/seal-base.out")],
+        INSTRUCTIONS,
+    )
+    .unwrap()
+    .keep_largest(50);
+    let mut run = new_run(merkle_forge());
+    let counted = run.measurements[3].id.clone();
+    run.function_costs.insert(counted.clone(), seal.clone());
+    let json = serde_json::to_value(RunDocument::from_run(&run)).unwrap();
+    let key = counted.as_str();
+    assert_eq!(
+        json["function_costs"][key]["functions"][0],
+        serde_json::json!([
+            "ring_core_0_17_14__chacha20_poly1305_seal_avx2",
+            90_848,
+            90_923
+        ])
+    );
+    let back = RunDocument::from_json(json.to_string().as_bytes())
+        .unwrap()
+        .into_run()
+        .unwrap();
+    assert_eq!(back.function_costs, run.function_costs);
+    // Without profiles the field is absent: a document older services accept.
+    let plain = serde_json::to_value(RunDocument::from_run(&new_run(merkle_forge()))).unwrap();
+    assert!(plain.get("function_costs").is_none());
+
+    let refused = |edit: &dyn Fn(&mut serde_json::Value)| {
+        let mut bad = json.clone();
+        edit(&mut bad);
+        RunDocument::from_json(bad.to_string().as_bytes())
+            .unwrap()
+            .into_run()
+            .unwrap_err()
+            .to_string()
+    };
+    assert_eq!(
+        refused(&|v| v["function_costs"][key]["total"] = 5.into()),
+        format!(
+            "`function_costs[{key:?}].total`: 5 but the functions' exclusive costs sum to 91234 and none is left out"
+        )
+    );
+    assert_eq!(
+        refused(&|v| {
+            let profile = v["function_costs"][key].take();
+            v["function_costs"] = serde_json::json!({ "elsewhere/instructions": profile });
+        }),
+        "`function_costs[\"elsewhere/instructions\"]`: a profile of a benchmark the run does not measure"
+    );
 }

@@ -32,6 +32,21 @@ pub struct Series {
     /// Whether a higher value is better (a rate such as `Hz`, a custom bigger-is-better
     /// metric); `false` for times, where lower is better.
     pub higher_is_better: bool,
+    /// For an instruction count: where its instructions went at its newest change, when both
+    /// runs were stored with their profile by function.
+    pub count_change: Option<CountChange>,
+}
+
+/// Where an instruction count's instructions went between two runs: the newest change of the
+/// count, explained by function from the profiles stored with both runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CountChange {
+    /// The commit of the run before the change.
+    pub before: String,
+    /// The commit of the run that changed.
+    pub after: String,
+    /// The functions whose own instructions changed most, and everything else.
+    pub profile: benchgate_gate::report::CountProfile,
 }
 
 /// One machine (fingerprint) of a repository, with what describes it.
@@ -328,6 +343,9 @@ pub fn digest(repository: &Repository, machine: &Machine) -> String {
             numbers.push(u8::from(point.overridden));
         }
         hash.update(&numbers);
+        if let Some(change) = &series.count_change {
+            text(&mut hash, &format!("{change:?}"));
+        }
     }
     to_hex(&hash.finalize())
 }
@@ -610,6 +628,7 @@ mod tests {
                 budgets: Vec::new(),
                 unit: None,
                 higher_is_better: false,
+                count_change: None,
             })
             .collect();
         Machine {

@@ -811,7 +811,8 @@ fn where_a_count_regressions_instructions_went_is_folded_under_it_and_reads_back
         ),
         "{markdown}"
     );
-    // Without a profile the section is not there; a stored baseline says why there is none.
+    // Without a profile the section is not there; a stored baseline says why there is none
+    // and what keeps one.
     context.profiles.clear();
     let markdown = render_markdown(&decision, &context, &policy);
     assert!(!markdown.contains("Where the instructions went"));
@@ -820,7 +821,7 @@ fn where_a_count_regressions_instructions_went_is_folded_under_it_and_reads_back
     stored.mode = Mode::StoredBaseline;
     assert!(
         render_markdown(&stored, &context, &policy).contains(
-            "No profile: a stored baseline keeps instruction counts, not Callgrind's files"
+            "No profile: the stored runs hold these instruction counts without their profile by function. `benchgate ingest` keeps one when gungraun's Callgrind files are beside its summaries"
         )
     );
 }

@@ -484,6 +484,7 @@ async fn run_side(
         profile: setting.profile.clone(),
         recorded_at: SystemTime::now(),
         measurements,
+        function_costs: Default::default(),
     };
     setting
         .store

@@ -1,14 +1,16 @@
 //! `benchgate explain`: where a benchmark's instructions went between two runs, by function,
 //! from Callgrind's output files (docs/callgrind.md).
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
+use benchgate_collector::BenchmarkId;
 use benchgate_collector::callgrind::{self, Explained, FunctionChange, Profile};
 use benchgate_collector::gungraun;
-use benchgate_gate::decision::{Decision, NoiseSource, Verdict};
-use benchgate_gate::report::{CountProfile, ProfileRow, grouped, signed};
+use benchgate_gate::decision::{BenchmarkResult, Decision, NoiseSource, Verdict};
+use benchgate_gate::report::{CountProfile, ProfileRow, grouped, share, signed};
 use serde_json::json;
 
 /// `benchgate explain`.
@@ -30,6 +32,18 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+    /// Rows by function, or by crate (the first segment of each function's path; C, assembly
+    /// and the C library as `(no Rust path)`).
+    #[arg(long, value_enum, default_value_t = By::Function)]
+    by: By,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum By {
+    /// Each function.
+    Function,
+    /// Each crate, its functions' own costs summed.
+    Crate,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -42,12 +56,28 @@ enum Format {
 
 /// Prints the difference; 0, or an error naming the file at fault.
 pub async fn run(args: Args) -> anyhow::Result<u8> {
-    let base = profile(&args.base, &args.event).context("--base")?;
-    let head = profile(&args.head, &args.event).context("--head")?;
+    let mut base = profile(&args.base, &args.event).context("--base")?;
+    let mut head = profile(&args.head, &args.event).context("--head")?;
+    let label = match args.by {
+        By::Function => "function",
+        By::Crate => {
+            // Read from whole files: nothing is left out, so every crate is known.
+            base = base
+                .by_crate()
+                .context("--base: a profile that left functions out")?;
+            head = head
+                .by_crate()
+                .context("--head: a profile that left functions out")?;
+            "crate"
+        }
+    };
     let explained = callgrind::explain(&base, &head, args.top);
     match args.format {
-        Format::Text => print!("{}", text(&explained)),
-        Format::Json => println!("{}", serde_json::to_string_pretty(&to_json(&explained))?),
+        Format::Text => print!("{}", text(&explained, label)),
+        Format::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&to_json(&explained, label))?
+        ),
     }
     Ok(0)
 }
@@ -66,16 +96,7 @@ fn profile(path: &Path, event: &str) -> anyhow::Result<Profile> {
     Ok(Profile::read(&files, event)?)
 }
 
-/// A row's share of the whole change, or `-` when nothing changed in all.
-fn share(row: &FunctionChange, whole: i128) -> String {
-    if whole == 0 {
-        "-".to_owned()
-    } else {
-        format!("{:.1}%", 100.0 * row.change() as f64 / whole as f64)
-    }
-}
-
-fn text(explained: &Explained) -> String {
+fn text(explained: &Explained, label: &str) -> String {
     let whole = explained.change();
     let mut out = format!(
         "{}: {} -> {} ({}",
@@ -93,7 +114,7 @@ fn text(explained: &Explained) -> String {
     }
     out.push_str(")\n");
     if explained.rows.is_empty() {
-        out.push_str("no function's exclusive cost changed\n");
+        let _ = writeln!(out, "no {label}'s exclusive cost changed");
         return out;
     }
     let rows: Vec<[String; 5]> = explained
@@ -106,11 +127,11 @@ fn text(explained: &Explained) -> String {
                 grouped(r.base),
                 grouped(r.head),
                 signed(r.change()),
-                share(r, whole),
+                share(r.change(), whole),
             ]
         })
         .collect();
-    let header = ["function", "base", "head", "change", "share"];
+    let header = [label, "base", "head", "change", "share"];
     let widths: Vec<usize> = (0..5)
         .map(|i| {
             rows.iter()
@@ -139,9 +160,9 @@ fn text(explained: &Explained) -> String {
     out
 }
 
-fn row_json(row: &FunctionChange, whole: i128) -> serde_json::Value {
+fn row_json(row: &FunctionChange, whole: i128, label: &str) -> serde_json::Value {
     json!({
-        "function": row.function,
+        label: row.function,
         "base": row.base,
         "head": row.head,
         "change": row.change() as i64,
@@ -150,15 +171,16 @@ fn row_json(row: &FunctionChange, whole: i128) -> serde_json::Value {
 }
 
 /// The JSON `explain --format json` prints (docs/callgrind.md).
-pub fn to_json(explained: &Explained) -> serde_json::Value {
+/// `label` names the rows' key: `function`, or `crate` (`--by crate`).
+pub fn to_json(explained: &Explained, label: &str) -> serde_json::Value {
     let whole = explained.change();
     json!({
         "event": explained.event,
         "base_total": explained.base_total,
         "head_total": explained.head_total,
         "change": whole as i64,
-        "rows": explained.rows.iter().map(|r| row_json(r, whole)).collect::<Vec<_>>(),
-        "rest": row_json(&explained.rest, whole),
+        "rows": explained.rows.iter().map(|r| row_json(r, whole, label)).collect::<Vec<_>>(),
+        "rest": row_json(&explained.rest, whole, label),
     })
 }
 
@@ -166,12 +188,78 @@ pub fn to_json(explained: &Explained) -> serde_json::Value {
 /// shows any other.
 const MAX_PROFILES: usize = 10;
 /// The functions a report's profile lists.
-const REPORT_ROWS: usize = 5;
+pub const REPORT_ROWS: usize = 5;
 
 /// Where each regressed instruction count of `decision` went, from the gungraun output of base
-/// and head under `homes`: the profiles, and a note for each count that could not be
-/// explained (a missing, truncated or foreign file: the verdict stands as it is).
+/// and head under `homes` (`ab --instructions`): the profiles, and a note for each count that
+/// could not be explained (a missing, truncated or foreign file: the verdict stands as it is).
 pub fn count_profiles(decision: &Decision, homes: [&Path; 2]) -> (Vec<CountProfile>, Vec<String>) {
+    if regressed_counts(decision).is_empty() {
+        return (Vec::new(), Vec::new());
+    }
+    let dirs = match homes.map(gungraun::benchmark_dirs) {
+        [Ok(base), Ok(head)] => [base, head],
+        [Err(e), _] | [_, Err(e)] => {
+            return (
+                Vec::new(),
+                vec![format!("No profile of the count regressions: {e}.")],
+            );
+        }
+    };
+    profiles_of(decision, |side, name| {
+        let dir = dirs[side]
+            .get(name)
+            .with_context(|| format!("{}: no gungraun output of {name}", homes[side].display()))?;
+        let files = callgrind::output_files(dir)?;
+        if files.is_empty() {
+            bail!("{}: no callgrind.*.out file", dir.display());
+        }
+        Ok(Profile::read(&files, callgrind::INSTRUCTIONS)?)
+    })
+}
+
+/// Where each regressed instruction count of `decision` went, from the profiles stored with
+/// the baseline run and the head run (`gate`): `runs` names them, base then head, for the note
+/// of a count one of them holds no profile of.
+pub fn stored_count_profiles(
+    decision: &Decision,
+    stored: [&BTreeMap<BenchmarkId, Profile>; 2],
+    runs: [&str; 2],
+) -> (Vec<CountProfile>, Vec<String>) {
+    profiles_of(decision, |side, name| {
+        let id = format!("{name}/{}", gungraun::INSTRUCTIONS);
+        stored[side]
+            .iter()
+            .find(|(stored, _)| stored.as_str() == id)
+            .map(|(_, profile)| profile.clone())
+            .with_context(|| {
+                format!(
+                    "{} holds instruction counts but no profile by function of it (ingested without gungraun's Callgrind files, or before benchgate kept them)",
+                    runs[side]
+                )
+            })
+    })
+}
+
+/// A report's profile of `benchmark`: the explained change's rows and everything else.
+pub fn count_profile(benchmark: &str, explained: &Explained) -> CountProfile {
+    let row = |r: &FunctionChange| ProfileRow {
+        function: r.function.clone(),
+        base: r.base,
+        head: r.head,
+    };
+    CountProfile {
+        benchmark: benchmark.to_owned(),
+        event: explained.event.clone(),
+        base_total: explained.base_total,
+        head_total: explained.head_total,
+        rows: explained.rows.iter().map(row).collect(),
+        rest: row(&explained.rest),
+    }
+}
+
+/// The count regressions of `decision`, largest first.
+fn regressed_counts(decision: &Decision) -> Vec<&BenchmarkResult> {
     let suffix = format!("/{}", gungraun::INSTRUCTIONS);
     let mut regressed: Vec<_> = decision
         .benchmarks
@@ -179,48 +267,27 @@ pub fn count_profiles(decision: &Decision, homes: [&Path; 2]) -> (Vec<CountProfi
         .filter(|b| b.noise_source == Some(NoiseSource::Exact) && b.verdict == Verdict::Regressed)
         .filter(|b| b.id.ends_with(&suffix))
         .collect();
-    if regressed.is_empty() {
-        return (Vec::new(), Vec::new());
-    }
     regressed.sort_by(|a, b| b.ratio.unwrap_or(1.0).total_cmp(&a.ratio.unwrap_or(1.0)));
+    regressed
+}
+
+/// The profiles of the largest count regressions, each side's read by `side(0 base | 1 head,
+/// benchmark name)`, and a note for each that could not be explained.
+fn profiles_of(
+    decision: &Decision,
+    side: impl Fn(usize, &str) -> anyhow::Result<Profile>,
+) -> (Vec<CountProfile>, Vec<String>) {
+    let suffix = format!("/{}", gungraun::INSTRUCTIONS);
+    let regressed = regressed_counts(decision);
     let mut notes = Vec::new();
-    let dirs = match homes.map(gungraun::benchmark_dirs) {
-        [Ok(base), Ok(head)] => [base, head],
-        [Err(e), _] | [_, Err(e)] => {
-            notes.push(format!("No profile of the count regressions: {e}."));
-            return (Vec::new(), notes);
-        }
-    };
     let mut profiles = Vec::new();
     for b in regressed.iter().take(MAX_PROFILES) {
         let name = b.id.strip_suffix(&suffix).unwrap_or(&b.id);
-        let side = |i: usize| -> anyhow::Result<Profile> {
-            let dir = dirs[i]
-                .get(name)
-                .with_context(|| format!("{}: no gungraun output of {name}", homes[i].display()))?;
-            let files = callgrind::output_files(dir)?;
-            if files.is_empty() {
-                bail!("{}: no callgrind.*.out file", dir.display());
-            }
-            Ok(Profile::read(&files, callgrind::INSTRUCTIONS)?)
-        };
-        match (side(0), side(1)) {
-            (Ok(base), Ok(head)) => {
-                let explained = callgrind::explain(&base, &head, REPORT_ROWS);
-                let row = |r: &FunctionChange| ProfileRow {
-                    function: r.function.clone(),
-                    base: r.base,
-                    head: r.head,
-                };
-                profiles.push(CountProfile {
-                    benchmark: b.id.clone(),
-                    event: explained.event.clone(),
-                    base_total: explained.base_total,
-                    head_total: explained.head_total,
-                    rows: explained.rows.iter().map(row).collect(),
-                    rest: row(&explained.rest),
-                });
-            }
+        match (side(0, name), side(1, name)) {
+            (Ok(base), Ok(head)) => profiles.push(count_profile(
+                &b.id,
+                &callgrind::explain(&base, &head, REPORT_ROWS),
+            )),
             (Err(e), _) | (_, Err(e)) => notes.push(format!("No profile of `{}`: {e:#}.", b.id)),
         }
     }

@@ -2,14 +2,15 @@
 //! the base commit's run, else the nearest first-parent ancestor's within [`ANCESTOR_LIMIT`]
 //! commits, else `no-baseline` — with the baseline's history as the noise estimate.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use benchgate_collector::callgrind::Profile;
 use benchgate_collector::{
-    CommitSha, Location, Measurement, RepositoryName, RunId, RunKind, RunSummary, Store,
-    StoredStatistic,
+    BenchmarkId, CommitSha, Location, Measurement, RepositoryName, RunId, RunKind, RunSummary,
+    Store, StoredStatistic,
 };
 use benchgate_gate::decision::{Input, Mode, evaluate, round_statistic};
 use benchgate_gate::policy::Statistic;
@@ -159,6 +160,14 @@ impl Source {
             return Ok(measurements);
         }
         self.measurements(id).await
+    }
+
+    /// A run's profiles by function, by count id.
+    async fn function_costs(&self, id: RunId) -> anyhow::Result<BTreeMap<BenchmarkId, Profile>> {
+        match self {
+            Source::Local(store) => Ok(store.function_costs(id).await?),
+            Source::Remote(collector) => collector.function_costs(id).await,
+        }
     }
 
     async fn statistic_series(
@@ -367,7 +376,38 @@ async fn decide(store: &Source, judged: &Judged<'_>, outputs: &Outputs) -> anyho
         policy,
         &mut context,
     )?;
+    explain_counts(store, &decision, [baseline.id, head_id], &mut context).await?;
     report(&decision, &context, policy, outputs)
+}
+
+/// Where each count regression's instructions went, from the profiles stored with the baseline
+/// and the head run; a count without one on a side gets a note. Read only when a count regressed.
+async fn explain_counts(
+    store: &Source,
+    decision: &benchgate_gate::decision::Decision,
+    [base, head]: [RunId; 2],
+    context: &mut Context,
+) -> anyhow::Result<()> {
+    let counted = decision.benchmarks.iter().any(|b| {
+        b.noise_source == Some(benchgate_gate::decision::NoiseSource::Exact)
+            && b.verdict == benchgate_gate::decision::Verdict::Regressed
+    });
+    if !counted {
+        return Ok(());
+    }
+    let (base_costs, head_costs) =
+        tokio::try_join!(store.function_costs(base), store.function_costs(head))?;
+    let (profiles, notes) = super::explain::stored_count_profiles(
+        decision,
+        [&base_costs, &head_costs],
+        [
+            &format!("the baseline run {base}"),
+            &format!("the head run {head}"),
+        ],
+    );
+    context.profiles = profiles;
+    context.notes.extend(notes);
+    Ok(())
 }
 
 /// What a stored baseline with too short a history says: how many runs this machine has, how

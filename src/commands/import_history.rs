@@ -109,6 +109,7 @@ pub fn runs(
                 },
                 recorded_at: UNIX_EPOCH + Duration::from_millis(entry.date_ms),
                 measurements: Vec::new(),
+                function_costs: Default::default(),
             });
         }
         let measurements = &mut runs[run].measurements;

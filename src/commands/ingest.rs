@@ -1,14 +1,16 @@
 //! `benchgate ingest`: a Criterion tree (or cargo-criterion messages) and any custom metrics,
 //! read and checked whole, then stored as one run.
 
+use std::collections::BTreeMap;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use anyhow::{Context as _, bail};
+use benchgate_collector::callgrind::Profile;
 use benchgate_collector::{
-    CommitSha, HardwareProfile, IngestOutcome, NewRun, RepositoryName, RunMeta, Store,
-    cargo_criterion, criterion,
+    BenchmarkId, CommitSha, HardwareProfile, IngestOutcome, Measurement, NewRun, RepositoryName,
+    RunMeta, Store, cargo_criterion, criterion, gungraun,
 };
 
 use super::{KindArg, StoreArgs};
@@ -105,7 +107,7 @@ pub fn read_new_run(args: &Args) -> anyhow::Result<NewRun> {
     });
     let commit = outside.commit?;
     let repository = outside.repository?;
-    let measurements = measurements?;
+    let (measurements, function_costs) = measurements?;
     let profile = outside.profile?;
 
     Ok(NewRun {
@@ -120,8 +122,12 @@ pub fn read_new_run(args: &Args) -> anyhow::Result<NewRun> {
         profile,
         recorded_at: SystemTime::now(),
         measurements,
+        function_costs,
     })
 }
+
+/// Instruction counts' profiles by function, by the count's id.
+type FunctionCosts = BTreeMap<BenchmarkId, Profile>;
 
 /// What a run takes from outside its measurements.
 struct Outside {
@@ -132,8 +138,9 @@ struct Outside {
 }
 
 /// The run's measurements: Criterion's tree (or cargo-criterion's messages), gungraun's counts
-/// and the metrics files, each benchmark once, sorted by id.
-fn read_measurements(args: &Args) -> anyhow::Result<Vec<benchgate_collector::Measurement>> {
+/// and the metrics files, each benchmark once, sorted by id; and the counts' profiles by
+/// function from gungraun's Callgrind files.
+fn read_measurements(args: &Args) -> anyhow::Result<(Vec<Measurement>, FunctionCosts)> {
     let gungraun = match &args.gungraun {
         Some(dir) => Some(dir.clone()),
         // Beside Criterion's default tree only: a named tree is read alone.
@@ -170,13 +177,20 @@ fn read_measurements(args: &Args) -> anyhow::Result<Vec<benchgate_collector::Mea
         }
     };
     let mut extra: Vec<(PathBuf, Vec<benchgate_collector::Measurement>)> = Vec::new();
+    let mut function_costs = BTreeMap::new();
     if let Some(dir) = gungraun {
-        let counts = benchgate_collector::gungraun::read_dir(&dir)?;
+        let counts = gungraun::read_dir(&dir)?;
+        let (costs, notes) = gungraun::function_costs(&dir, &counts)?;
         eprintln!(
-            "benchgate: read {} instruction-count measurements from {}",
+            "benchgate: read {} instruction-count measurements from {}, {} with a profile by function",
             counts.len(),
-            dir.display()
+            dir.display(),
+            costs.len()
         );
+        for note in notes {
+            eprintln!("benchgate: {note}");
+        }
+        function_costs = costs;
         extra.push((dir, counts));
     }
     for file in &args.metrics {
@@ -192,7 +206,7 @@ fn read_measurements(args: &Args) -> anyhow::Result<Vec<benchgate_collector::Mea
         })?;
     }
     measurements.sort_by(|a, b| a.id.cmp(&b.id));
-    Ok(measurements)
+    Ok((measurements, function_costs))
 }
 
 /// Reads, checks and stores the run; prints its id.

@@ -144,7 +144,7 @@ Exit: 0; 2 an error (no such run).")]
 Exit: 0 pass, inconclusive or no baseline (or anything under --warn-only); 1 a regression or a
 missed budget; 2 an error.")]
     Compare(compare::Args),
-    /// Where a benchmark's instructions went between two runs, by function (Callgrind's files).
+    /// Where a benchmark's instructions went between two runs, by function or crate (Callgrind's files).
     ///
     /// Each side is a Callgrind output file, or the directory gungraun keeps a benchmark's
     /// `callgrind.*.out` files in (its parts and threads are summed). Functions are ranked by
@@ -154,6 +154,7 @@ missed budget; 2 an error.")]
   benchgate explain --base base/target/gungraun/app/instructions/aead/seal.x \\
                     --head target/gungraun/app/instructions/aead/seal.x
   benchgate explain --base a.out --head b.out --top 10 --format json
+  benchgate explain --base a.out --head b.out --by crate
 Exit: 0; 2 an error naming the file and line at fault.")]
     Explain(explain::Args),
     /// Judge a stored run against the stored baseline on the same machine.

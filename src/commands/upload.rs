@@ -41,6 +41,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
                     .context("latest: the store has no runs")?,
             };
             let stored = store.get_run(id).await;
+            let function_costs = store.function_costs(id).await;
             store.close().await;
             let stored = stored?;
             NewRun {
@@ -48,6 +49,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
                 profile: stored.profile,
                 recorded_at: stored.summary.recorded_at,
                 measurements: stored.measurements,
+                function_costs: function_costs?,
             }
         }
         None => read_new_run(&run)?,

@@ -5,6 +5,7 @@ use axum::body::Body;
 use axum::extract::{Path as UrlPath, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
+use benchgate_collector::callgrind::Profile;
 use benchgate_collector::wire::RunDocument;
 use benchgate_collector::wire::reads::{RunCreatedJson, RunSummaryJson, StoredRunJson};
 use benchgate_collector::{Error as StoreError, IngestOutcome, RepositoryName, RunId};
@@ -109,6 +110,18 @@ pub async fn load_run(
     }
 }
 
+/// A stored run's profiles by function, for its run document.
+async fn stored_function_costs(
+    state: &AppState,
+    id: RunId,
+) -> Result<std::collections::BTreeMap<benchgate_collector::BenchmarkId, Profile>, ApiError> {
+    state
+        .store
+        .function_costs(id)
+        .await
+        .map_err(|e| ApiError::store("reading a run's profiles", e))
+}
+
 /// `GET .../runs/{id}`: the run document, samples and all, with its id.
 pub async fn get_run(
     State(state): State<AppState>,
@@ -116,11 +129,13 @@ pub async fn get_run(
 ) -> ApiResult {
     let repository = repository_of(&owner, &repo)?;
     let run = load_run(&state, &repository, &id, "id").await?;
+    let function_costs = stored_function_costs(&state, run.summary.id).await?;
     let new_run = benchgate_collector::NewRun {
         meta: run.summary.meta.clone(),
         profile: run.profile,
         recorded_at: run.summary.recorded_at,
         measurements: run.measurements,
+        function_costs,
     };
     Ok(axum::Json(StoredRunJson {
         run: RunDocument::from_run(&new_run),

@@ -1,12 +1,14 @@
 //! The collector service as a baseline source for `benchgate gate --collector URL`: runs,
 //! their measurements and history read over HTTP instead of from a local SQLite file.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use anyhow::Context as _;
+use benchgate_collector::callgrind::Profile;
 use benchgate_collector::wire::reads::{HistoryJson, RunSummaryJson, StoredRunJson};
 use benchgate_collector::{
-    Fingerprint, Measurement, RepositoryName, RunId, RunSummary, StoredStatistic,
+    BenchmarkId, Fingerprint, Measurement, NewRun, RepositoryName, RunId, RunSummary,
+    StoredStatistic,
 };
 use http_body_util::Empty;
 use hyper::body::Bytes;
@@ -84,12 +86,24 @@ impl Collector {
 
     /// One run's measurements, sorted by id.
     pub async fn measurements(&self, id: RunId) -> anyhow::Result<Vec<Measurement>> {
+        Ok(self.run(id).await?.measurements)
+    }
+
+    /// A run's profiles by function (its run document's `function_costs`).
+    pub async fn function_costs(
+        &self,
+        id: RunId,
+    ) -> anyhow::Result<BTreeMap<BenchmarkId, Profile>> {
+        Ok(self.run(id).await?.function_costs)
+    }
+
+    /// A run, every field checked.
+    async fn run(&self, id: RunId) -> anyhow::Result<NewRun> {
         let stored: StoredRunJson = self.get(&format!("runs/{id}")).await?;
-        let run = stored
+        stored
             .run
             .into_run()
-            .map_err(|e| anyhow::anyhow!("run {id} from the service: {e}"))?;
-        Ok(run.measurements)
+            .map_err(|e| anyhow::anyhow!("run {id} from the service: {e}"))
     }
 
     /// A stored statistic per benchmark over `runs`, in their order.

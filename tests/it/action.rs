@@ -433,6 +433,29 @@ fn a_pull_request_end_to_end() {
             row.ends_with("higher (worse): regressed |"),
             "both verdicts on one row: {row}"
         );
+        // Where the instructions went, from the profiles stored with main's nightly run and
+        // the pull request's run: ring's sealing routine, with nearly all of the change.
+        let (first_row, share) = crate::instructions::first_profile_row(
+            &comment_body,
+            "aead/seal/chacha20_poly1305_16_kib/instructions",
+        );
+        assert!(
+            first_row.starts_with("| `ring_core_") && first_row.contains("chacha20_poly1305_seal"),
+            "{first_row}"
+        );
+        assert!(share >= 80.0, "{first_row}");
+        assert_eq!(
+            summary["profiles"][0]["benchmark"], "aead/seal/chacha20_poly1305_16_kib/instructions",
+            "{summary:#}"
+        );
+        let check_text = world.github.data().check_runs[0]["output"]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        assert!(
+            check_text.contains("Where the instructions went"),
+            "{check_text}"
+        );
     }
     assert!(comment_body.contains(&b[..12]), "{comment_body}");
     // The collector is the dashboard: the regression's trend chart is in the comment, and the

@@ -20,6 +20,27 @@ const BEFORE: &str = "pub const SLOWED: &[(&str, usize)] = &[];";
 const DOUBLED: &str =
     "pub const SLOWED: &[(&str, usize)] = &[(\"aead/seal/chacha20-poly1305\", 2)];";
 const SEAL: &str = "aead/seal/chacha20-poly1305/16 KiB";
+/// The sample crate's CSV parsing, std's `parse` inlined into `parse_numbers`; and the same
+/// moved into a function of its own that checks the digits before reading them.
+const PARSED_INLINE: &str = "        .filter_map(|field| field.trim().parse::<u64>().ok())
+        .sum()
+}
+";
+const PARSED_APART: &str = "        .filter_map(|field| parse_field(field.trim()))
+        .sum()
+}
+
+/// A field's number: its digits checked, then read.
+#[inline(never)]
+pub fn parse_field(field: &str) -> Option<u64> {
+    if field.is_empty() || !field.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    field
+        .bytes()
+        .try_fold(0u64, |n, b| n.checked_mul(10)?.checked_add(u64::from(b - b'0')))
+}
+";
 const SEAL_COUNT: &str = "aead/seal/chacha20_poly1305_16_kib/instructions";
 
 /// Whether Valgrind and the matching gungraun-runner are installed; if not, says so.
@@ -216,28 +237,11 @@ fn doubled_seal_work_is_regressed_on_instructions_with_two_cpu_hogs_running() {
     assert_eq!(profile["base_total"], explained["base_total"]);
     assert_eq!(profile["rows"][0]["function"], first["function"]);
     assert_eq!(summary["profiles"].as_array().unwrap().len(), 1);
-    let section = markdown
-        .split(&format!(
-            "<details><summary>Where the instructions went: <code>{SEAL_COUNT}</code>"
-        ))
-        .nth(1)
-        .unwrap_or_else(|| panic!("{markdown}"));
-    let first_row = section
-        .lines()
-        .find(|l| l.starts_with("| `"))
-        .unwrap_or_else(|| panic!("{section}"));
+    let (first_row, share) = first_profile_row(&markdown, SEAL_COUNT);
     assert!(
         first_row.starts_with(&format!("| `{}` |", first["function"].as_str().unwrap())),
         "{first_row}"
     );
-    let share: f64 = first_row
-        .trim_end_matches(" |")
-        .rsplit("| ")
-        .next()
-        .unwrap()
-        .trim_end_matches('%')
-        .parse()
-        .unwrap();
     assert!(share >= 80.0, "{first_row}");
 
     // A comment only: every count is exactly the same.
@@ -261,6 +265,99 @@ fn doubled_seal_work_is_regressed_on_instructions_with_two_cpu_hogs_running() {
         0,
         "{explained:#}"
     );
+
+    // Work moved: a head that parses each CSV field in a function of its own, checking its
+    // digits before reading them. The parsing leaves `parse_numbers` (std's `parse` was
+    // inlined there) for the new `parse_field`: both are shown, with opposite signs, and the
+    // rows and everything else add up to the net change.
+    let code = std::fs::read_to_string(&lib).unwrap();
+    assert!(code.contains(PARSED_INLINE), "{code}");
+    std::fs::write(&lib, code.replace(PARSED_INLINE, PARSED_APART)).unwrap();
+    git(&repo, &["commit", "-q", "-am", "D: fields parsed apart"]);
+    let summary = ab(&repo, "main~1", "main", &md);
+    let markdown = std::fs::read_to_string(&md).unwrap();
+    let moved: Vec<&Value> = summary["profiles"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{summary:#}"))
+        .iter()
+        .filter(|p| {
+            p["benchmark"]
+                .as_str()
+                .unwrap()
+                .starts_with("parse/csv_numbers/")
+        })
+        .collect();
+    assert_eq!(moved.len(), 3, "every line length: {summary:#}");
+    for profile in moved {
+        let rows = profile["rows"].as_array().unwrap();
+        let row = |name: &str| {
+            rows.iter()
+                .find(|r| r["function"] == name)
+                .unwrap_or_else(|| panic!("no {name}: {profile:#}"))
+        };
+        let change = |r: &Value| r["head"].as_i64().unwrap() - r["base"].as_i64().unwrap();
+        let new = row("benchgate_sample_workloads::parse_field");
+        assert_eq!(new["base"], 0, "{profile:#}");
+        assert!(change(new) > 0, "{profile:#}");
+        let old = row("benchgate_sample_workloads::parse_numbers");
+        assert!(change(old) < 0, "the parsing left it: {profile:#}");
+        let net = profile["head_total"].as_i64().unwrap() - profile["base_total"].as_i64().unwrap();
+        let sum: i64 = rows.iter().chain([&profile["rest"]]).map(change).sum();
+        assert_eq!(sum, net, "{profile:#}");
+        assert!(
+            change(new) > net,
+            "more moved into the new function than the count grew: {profile:#}"
+        );
+        let benchmark = profile["benchmark"].as_str().unwrap();
+        assert!(
+            markdown.contains(&format!(
+                "<details><summary>Where the instructions went: <code>{benchmark}</code>"
+            )),
+            "{markdown}"
+        );
+    }
+}
+
+/// The first row of the folded "Where the instructions went" table of `count` in a report's
+/// markdown, and its share of the change in percent.
+pub fn first_profile_row<'a>(markdown: &'a str, count: &str) -> (&'a str, f64) {
+    let section = markdown
+        .split(&format!(
+            "<details><summary>Where the instructions went: <code>{count}</code>"
+        ))
+        .nth(1)
+        .unwrap_or_else(|| panic!("no profile of {count}: {markdown}"));
+    let row = section
+        .lines()
+        .find(|l| l.starts_with("| `"))
+        .unwrap_or_else(|| panic!("{section}"));
+    let share = row
+        .trim_end_matches(" |")
+        .rsplit("| ")
+        .next()
+        .unwrap()
+        .trim_end_matches('%')
+        .parse()
+        .unwrap();
+    (row, share)
+}
+
+/// `benchgate ingest --gungraun HOME` of acme/rocket at `commit` as a run of `kind`.
+fn ingest_gungraun(dir: &Path, home: &Path, commit: &str, kind: &str) -> std::process::Output {
+    benchgate(
+        dir,
+        &[
+            "ingest",
+            "--gungraun",
+            home.to_str().unwrap(),
+            "--repo",
+            "acme/rocket",
+            "--commit",
+            commit,
+            "--kind",
+            kind,
+        ],
+    )
 }
 
 /// `benchgate explain --format json` of the seal between the gungraun runs `ab` left for base
@@ -346,6 +443,34 @@ fn explain_names_the_function_behind_a_count_change_and_refuses_a_cut_file() {
     let explained = json(&explain(&base, &head, "json"));
     assert_eq!(explained["rows"].as_array().unwrap().len(), 3);
     assert_rows_add_up(&explained);
+    // By crate: ring's C and assembly (no Rust path), ring's Rust, the benchmark's own crate.
+    let output = benchgate(
+        dir.path(),
+        &[
+            "explain",
+            "--base",
+            base.to_str().unwrap(),
+            "--head",
+            head.to_str().unwrap(),
+            "--by",
+            "crate",
+            "--top",
+            "3",
+        ],
+    );
+    let by_crate = stdout(&output);
+    let lines: Vec<&str> = by_crate.lines().collect();
+    assert_eq!(
+        lines[1..],
+        [
+            "crate                         base     head   change  share",
+            "(no Rust path)              91,077  182,000  +90,923  99.9%",
+            "ring                            78      156      +78   0.1%",
+            "benchgate_sample_workloads      48       68      +20   0.0%",
+            "everything else                 31       31       +0   0.0%",
+        ],
+        "{by_crate}"
+    );
     // A file cut short: refused, naming it; nothing printed as if it were whole.
     let text = std::fs::read_to_string(&head).unwrap();
     let cut = dir.path().join("cut.out");
@@ -382,20 +507,7 @@ fn ingest_stores_gungraun_counts_and_refuses_a_damaged_summary_whole() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let home = gungraun_tree(d);
-    let ingest = |commit: &str| {
-        benchgate(
-            d,
-            &[
-                "ingest",
-                "--gungraun",
-                home.to_str().unwrap(),
-                "--repo",
-                "acme/rocket",
-                "--commit",
-                commit,
-            ],
-        )
-    };
+    let ingest = |commit: &str| ingest_gungraun(d, &home, commit, "local");
     let output = ingest(&"a".repeat(40));
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(stderr(&output).contains("read 15 instruction-count measurements"));
@@ -449,4 +561,172 @@ fn ingest_stores_gungraun_counts_and_refuses_a_damaged_summary_whole() {
     );
     let runs = json(&benchgate(d, &["runs", "--format", "json"]));
     assert_eq!(runs.as_array().unwrap().len(), 1, "{runs:#}");
+}
+
+/// A gungraun home of the fixtures' summaries, the seal's beside a Callgrind file of
+/// `callgrind` (`collector/tests/fixtures/callgrind/`), its instruction count set to `count`.
+fn seal_home(dir: &Path, callgrind: &str, count: u64) -> std::path::PathBuf {
+    let home = gungraun_tree(dir);
+    let seal =
+        home.join("benchgate-sample-workloads/instructions/aead-seal-chacha20_poly1305_16_kib");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("collector/tests/fixtures/callgrind");
+    std::fs::copy(
+        fixtures.join(callgrind),
+        seal.join("callgrind.seal.chacha20_poly1305_16_kib.out"),
+    )
+    .unwrap();
+    edit_json(&seal.join("summary.json"), |v| {
+        v["profiles"][0]["data"]["total"]["metrics"]["Ir"]["values"]["new"] = count.into();
+    });
+    home
+}
+
+#[test]
+fn a_stored_baseline_says_where_a_count_regression_went_from_the_stored_profiles() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ingest = |home: &Path, commit: &str, kind: &str| {
+        let output = ingest_gungraun(d, home, commit, kind);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        (stdout(&output).trim().to_owned(), stderr(&output))
+    };
+    // Real Callgrind files of the seal, before and after the code change that seals twice
+    // (gungraun 0.20, Valgrind 3.19), each with the count gungraun summed from it.
+    let base_home = seal_home(&d.join("base"), "seal-base.out", 91_234);
+    let (_, said) = ingest(&base_home, &"a".repeat(40), "push");
+    assert!(
+        said.contains("read 15 instruction-count measurements")
+            && said.contains("1 with a profile by function"),
+        "{said}"
+    );
+    let head_home = seal_home(&d.join("head"), "seal-head-sealed-twice.out", 182_255);
+    let (head, _) = ingest(&head_home, &"b".repeat(40), "pr");
+    let gate = |head: &str| {
+        let md = d.join(format!("gate-{head}.md"));
+        let output = benchgate(
+            d,
+            &[
+                "gate",
+                "--head",
+                head,
+                "--base-commit",
+                &"a".repeat(40),
+                "--format",
+                "json",
+                "--out-md",
+                md.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+        let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
+        (summary, std::fs::read_to_string(md).unwrap())
+    };
+    let (summary, markdown) = gate(&head);
+    let count = summary["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["id"] == SEAL_COUNT)
+        .unwrap();
+    assert_eq!(count["verdict"], "regressed", "{summary:#}");
+    // The stored profiles explain it as the Callgrind files did: ring's sealing routine first,
+    // with 99.8% of the change; the rows and the rest add up to it exactly.
+    let profiles = summary["profiles"].as_array().unwrap();
+    assert_eq!(profiles.len(), 1, "{summary:#}");
+    let profile = &profiles[0];
+    assert_eq!(profile["benchmark"], SEAL_COUNT);
+    assert_eq!(profile["base_total"], 91_234);
+    assert_eq!(profile["head_total"], 182_255);
+    assert_eq!(
+        profile["rows"][0]["function"],
+        "ring_core_0_17_14__chacha20_poly1305_seal_avx2"
+    );
+    assert_eq!(profile["rows"][0]["base"], 90_848);
+    assert_eq!(profile["rows"][0]["head"], 181_696);
+    let rows: i64 = profile["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain([&profile["rest"]])
+        .map(|r| r["head"].as_i64().unwrap() - r["base"].as_i64().unwrap())
+        .sum();
+    assert_eq!(rows, 182_255 - 91_234);
+    assert!(
+        markdown.contains(&format!(
+            "<details><summary>Where the instructions went: <code>{SEAL_COUNT}</code>"
+        )),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("| `ring_core_0_17_14__chacha20_poly1305_seal_avx2` | 90,848 | 181,696 | +90,848 | 99.8% |"),
+        "{markdown}"
+    );
+    assert!(!markdown.contains("No profile"), "{markdown}");
+
+    // The dashboard: the same change stored on the default branch (a nightly run) is shown on
+    // the count's page, from the same stored profiles; no other page has the section.
+    ingest(&head_home, &"d".repeat(40), "nightly");
+    let site = d.join("site");
+    let output = benchgate(d, &["dashboard", "--out", site.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let mut explained_pages = Vec::new();
+    let mut stack = vec![site.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "html") {
+                let page = std::fs::read_to_string(&path).unwrap();
+                if page.contains("Where the instructions went") {
+                    explained_pages.push(page);
+                }
+            }
+        }
+    }
+    assert_eq!(explained_pages.len(), 1, "one count changed");
+    let page = &explained_pages[0];
+    assert!(page.contains(&format!("<h1>{SEAL_COUNT}</h1>")), "{page}");
+    assert!(page.contains("91,234 → 182,255 Ir (+91,021)"), "{page}");
+    assert!(
+        page.contains("<tr><td><code>ring_core_0_17_14__chacha20_poly1305_seal_avx2</code></td><td class=\"num\">90,848</td><td class=\"num\">181,696</td><td class=\"num worse\">+90,848</td><td class=\"num\">99.8%</td></tr>"),
+        "{page}"
+    );
+
+    // A head whose Callgrind file was cut short: its counts are stored and gated all the
+    // same, and the report says which run holds no profile, and why.
+    let cut_home = seal_home(&d.join("cut"), "seal-head-sealed-twice.out", 182_255);
+    let file = cut_home.join(
+        "benchgate-sample-workloads/instructions/aead-seal-chacha20_poly1305_16_kib/callgrind.seal.chacha20_poly1305_16_kib.out",
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, &text[..text.len() / 2]).unwrap();
+    let (cut, said) = ingest(&cut_home, &"c".repeat(40), "pr");
+    assert!(
+        said.contains("0 with a profile by function")
+            && said.contains("no profile of aead/seal/chacha20_poly1305_16_kib: ")
+            && said.contains("callgrind.seal.chacha20_poly1305_16_kib.out"),
+        "{said}"
+    );
+    let (summary, markdown) = gate(&cut);
+    assert_eq!(
+        summary["benchmarks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["id"] == SEAL_COUNT)
+            .unwrap()["verdict"],
+        "regressed"
+    );
+    assert!(summary.get("profiles").is_none(), "{summary:#}");
+    assert!(
+        markdown.contains(&format!(
+            "No profile of `{SEAL_COUNT}`: the head run {cut} holds instruction counts but no profile by function of it"
+        )),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("No profile: the stored runs hold these instruction counts without their profile by function."),
+        "{markdown}"
+    );
 }

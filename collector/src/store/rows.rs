@@ -623,6 +623,7 @@ mod tests {
                 measurement("parse/json", 1234.5, false),
                 measurement("size/binary", 9.75, true),
             ],
+            function_costs: Default::default(),
         };
         assert_eq!(
             content_hash(&run),

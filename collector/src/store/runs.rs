@@ -1,8 +1,11 @@
 //! Runs: ingest (idempotent, whole or not at all, `replace` in one transaction), listing,
 //! the attempt counter, and reading a run back whole.
 
+use std::collections::BTreeMap;
+
 use super::rows::*;
 use super::*;
+use crate::callgrind::Profile;
 
 impl Store {
     /// Stores `run` whole, in one transaction. The same results under the same key again are
@@ -285,6 +288,39 @@ impl Store {
                 profile,
                 measurements,
             })
+        })
+    }
+}
+
+impl Store {
+    /// One run's profiles by function (instruction counts ingested with Callgrind's files),
+    /// by the count measurement's id; empty when it has none. A stored document that does not
+    /// read back is a corrupt row, named.
+    pub async fn function_costs(&self, id: RunId) -> Result<BTreeMap<BenchmarkId, Profile>> {
+        with_pool!(self, pool => {
+            let rows = sqlx::query(
+                "SELECT b.name, f.document FROM function_costs f \
+                 JOIN measurements m ON m.id = f.measurement_id \
+                 JOIN benchmarks b ON b.id = m.benchmark_id WHERE m.run_id = $1",
+            )
+            .bind(id.get())
+            .fetch_all(pool)
+            .await
+            .map_err(self.db_error())?;
+            let mut profiles = BTreeMap::new();
+            for row in rows {
+                let name: String = row.try_get("name").map_err(self.db_error())?;
+                let document: String = row.try_get("document").map_err(self.db_error())?;
+                let corrupt = |reason: String| Error::CorruptRow {
+                    table: "function_costs",
+                    reason: format!("run {id}, benchmark {name:?}: {reason}"),
+                };
+                let document = serde_json::from_str(&document).map_err(|e| corrupt(e.to_string()))?;
+                let profile = Profile::from_document(document).map_err(corrupt)?;
+                let id = BenchmarkId::parse(&name).map_err(|e| corrupt(e.to_string()))?;
+                profiles.insert(id, profile);
+            }
+            Ok(profiles)
         })
     }
 }

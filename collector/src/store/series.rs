@@ -136,6 +136,50 @@ impl Store {
         })
     }
 
+    /// The profile by function stored with `benchmark`'s count in the newest trend run (neither
+    /// a pull request's nor a bisect probe's) of `commit` on the machine `fingerprint`, if one
+    /// was stored: what a dashboard page shows where a count changed.
+    pub async fn function_costs_at(
+        &self,
+        repository: &str,
+        fingerprint: &str,
+        benchmark: &str,
+        commit: &str,
+    ) -> Result<Option<crate::callgrind::Profile>> {
+        with_pool!(self, pool => {
+            let document: Option<String> = sqlx::query_scalar(
+                "SELECT fc.document FROM function_costs fc \
+                 JOIN measurements m ON m.id = fc.measurement_id \
+                 JOIN benchmarks b ON b.id = m.benchmark_id \
+                 JOIN runs r ON r.id = m.run_id \
+                 JOIN repositories repo ON repo.id = r.repository_id \
+                 JOIN fingerprints f ON f.id = r.fingerprint_id \
+                 WHERE repo.name = $1 AND f.hash = $2 AND b.name = $3 AND r.commit_sha = $4 \
+                 AND r.kind <> 'pr' AND (r.branch IS NULL OR r.branch <> $5) \
+                 ORDER BY r.id DESC LIMIT 1",
+            )
+            .bind(repository)
+            .bind(fingerprint)
+            .bind(benchmark)
+            .bind(commit)
+            .bind(BISECT_BRANCH)
+            .fetch_optional(pool)
+            .await
+            .map_err(self.db_error())?;
+            document
+                .map(|document| {
+                    let corrupt = |reason: String| Error::CorruptRow {
+                        table: "function_costs",
+                        reason: format!("{benchmark:?} at {commit}: {reason}"),
+                    };
+                    let document =
+                        serde_json::from_str(&document).map_err(|e| corrupt(e.to_string()))?;
+                    crate::callgrind::Profile::from_document(document).map_err(corrupt)
+                })
+                .transpose()
+        })
+    }
+
     /// Every measurement of every run that is neither a pull request's nor a bisect probe's
     /// ([`BISECT_BRANCH`]), for trends: (repository,
     /// fingerprint, benchmark, commit, recorded at ms, median, lower, upper), oldest run first.

@@ -62,6 +62,7 @@ impl Store {
         (i64,): for<'r> sqlx::FromRow<'r, DB::Row>,
     {
         let db = self.db_error();
+        check_function_costs(run)?;
         let (content_hash, mut blobs) = encode_run(run);
         let fingerprint = run.profile.fingerprint();
         let meta = &run.meta;
@@ -139,6 +140,17 @@ impl Store {
         .map_err(&db)?;
 
         insert_measurements(tx, run_id, &rows, &mut blobs)
+            .await
+            .map_err(&db)?;
+        let documents = run
+            .function_costs
+            .iter()
+            .filter_map(|(id, profile)| {
+                let document = serde_json::to_string(&profile.to_document()).ok()?;
+                Some((*benchmark_ids.get(id.as_str())?, document))
+            })
+            .collect();
+        insert_function_costs(tx, run_id, documents)
             .await
             .map_err(&db)?;
 
@@ -382,6 +394,43 @@ writer_step! {
         }
         Ok(())
     }
+}
+
+writer_step! {
+    /// The run's profiles by function, each beside its count measurement (checked to be one
+    /// by [`check_function_costs`]).
+    async fn insert_function_costs<DB>(
+        tx: &mut sqlx::Transaction<'static, DB>,
+        run_id: i64,
+        documents: Vec<(i64, String)>,
+    ) -> sqlx::Result<()> {
+        for (benchmark_id, document) in documents {
+            sqlx::query(
+                "INSERT INTO function_costs (measurement_id, document) \
+                 SELECT id, $1 FROM measurements WHERE run_id = $2 AND benchmark_id = $3",
+            )
+            .bind(document)
+            .bind(run_id)
+            .bind(benchmark_id)
+            .execute(&mut **tx)
+            .await?;
+        }
+        Ok(())
+    }
+}
+
+/// Refuses a profile of a benchmark the run does not measure, naming it; nothing is stored.
+fn check_function_costs(run: &NewRun) -> Result<()> {
+    for id in run.function_costs.keys() {
+        if !run.measurements.iter().any(|m| &m.id == id) {
+            return Err(Error::InvalidValue {
+                path: "run".into(),
+                field: format!("function_costs[{:?}]", id.as_str()),
+                reason: "a profile of a benchmark the run does not measure".into(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// A repository's stored benchmark names and their ids.

@@ -3,7 +3,9 @@
 
 use std::fmt::Write as _;
 
-use super::{Machine, Repository, Row, commit_link, escape, page, percent, short};
+use benchgate_gate::report::{grouped, share, signed};
+
+use super::{CountChange, Machine, Repository, Row, commit_link, escape, page, percent, short};
 use crate::chart::{date, format_measure, trend_svg};
 
 /// A benchmark's trend chart, as its page and the comment show it: each point links its
@@ -113,6 +115,9 @@ pub(super) fn benchmark_page(
         }
         body.push_str("</tbody></table></div>");
     }
+    if let Some(change) = &series.count_change {
+        count_change(&mut body, repository, change);
+    }
     body.push_str("<h2>Runs</h2><div class=\"table\"><table><thead><tr><th>#</th><th>commit</th><th>recorded</th><th>median</th><th>interval</th><th>fastest</th></tr></thead><tbody>");
     for (i, point) in series.points.iter().enumerate().rev() {
         let _ = write!(
@@ -133,4 +138,40 @@ pub(super) fn benchmark_page(
     }
     body.push_str("</tbody></table></div>");
     page(&series.benchmark, 4, &body)
+}
+
+/// Where the count's instructions went at its newest change: each function's own instructions
+/// before and after, largest change first, and everything else; the rows add up to the change.
+fn count_change(body: &mut String, repository: &Repository, change: &CountChange) {
+    let profile = &change.profile;
+    let whole = profile.change();
+    let _ = write!(
+        body,
+        "<h2>Where the instructions went</h2><p class=\"muted\">At the newest change of the count, from {} to {}: {} → {} {} ({}). Each function's own instructions (Callgrind's exclusive <code>{}</code>), from the profiles stored with the two runs; <code>benchgate explain</code> shows more.</p>",
+        commit_link(&repository.name, &change.before),
+        commit_link(&repository.name, &change.after),
+        grouped(profile.base_total),
+        grouped(profile.head_total),
+        escape(&profile.event),
+        signed(whole),
+        escape(&profile.event)
+    );
+    body.push_str("<div class=\"table\"><table><thead><tr><th>function</th><th>before</th><th>after</th><th>change</th><th>share</th></tr></thead><tbody>");
+    for row in profile.rows.iter().chain(std::iter::once(&profile.rest)) {
+        let class = match row.change().signum() {
+            1 => "worse",
+            -1 => "better",
+            _ => "flat",
+        };
+        let _ = write!(
+            body,
+            "<tr><td><code>{}</code></td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num {class}\">{}</td><td class=\"num\">{}</td></tr>",
+            escape(&row.function),
+            grouped(row.base),
+            grouped(row.head),
+            signed(row.change()),
+            share(row.change(), whole)
+        );
+    }
+    body.push_str("</tbody></table></div>");
 }

@@ -482,6 +482,15 @@ pub fn grouped(value: u64) -> String {
     out
 }
 
+/// `part`'s share of `whole`, one decimal (`99.8%`), or `-` when nothing changed in all.
+pub fn share(part: i128, whole: i128) -> String {
+    if whole == 0 {
+        "-".to_owned()
+    } else {
+        format!("{:.1}%", 100.0 * part as f64 / whole as f64)
+    }
+}
+
 /// A signed change, grouped: `+300,000`, `-5`.
 pub fn signed(change: i128) -> String {
     let sign = if change < 0 { "-" } else { "+" };
@@ -544,17 +553,13 @@ fn profiles(out: &mut String, rows: &[&BenchmarkResult], context: &Context) {
                 "everything else".to_owned(),
             )))
         {
-            let share = if whole == 0 {
-                "-".to_owned()
-            } else {
-                format!("{:.1}%", 100.0 * row.change() as f64 / whole as f64)
-            };
             let _ = writeln!(
                 out,
-                "| {name} | {} | {} | {} | {share} |",
+                "| {name} | {} | {} | {} | {} |",
                 grouped(row.base),
                 grouped(row.head),
-                signed(row.change())
+                signed(row.change()),
+                share(row.change(), whole)
             );
         }
         let _ = writeln!(
@@ -579,7 +584,7 @@ fn no_profile(out: &mut String, decision: &Decision, rows: &[&BenchmarkResult], 
     {
         let _ = writeln!(
             out,
-            "No profile: a stored baseline keeps instruction counts, not Callgrind's files; `benchgate ab --instructions` (the Action's `ab` mode) shows which functions the instructions went to.\n"
+            "No profile: the stored runs hold these instruction counts without their profile by function. `benchgate ingest` keeps one when gungraun's Callgrind files are beside its summaries (the Action's `instructions: true` leaves them there), for base and head alike.\n"
         );
     }
 }
