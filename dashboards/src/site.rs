@@ -295,8 +295,9 @@ pub type Built = BTreeMap<String, String>;
 /// Bumped whenever what a machine's pages show changes for the same data (a new column, a new
 /// chart), so a site built by an older benchgate is redrawn whole. 2: changes coloured by
 /// direction, SI prefixes, a legend of what is drawn, the phone layout, how long a step held.
-/// 3: change points judged against the resolution of coarse series.
-const PAGES_FORMAT: u32 = 3;
+/// 3: change points judged against the resolution of coarse series. 4: where an instruction
+/// count's newest change went, by function.
+const PAGES_FORMAT: u32 = 4;
 
 /// A digest of everything a machine's pages show: the repository's name and its machines (the
 /// index lists the others), this machine's series and the bisections of its steps, and the
