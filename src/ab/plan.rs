@@ -127,6 +127,9 @@ pub struct TimingPlan {
     untimed: Vec<String>,
     /// Seconds one run of a benchmark took on one side, as the latest round measured it.
     cost: HashMap<String, f64>,
+    /// Benchmarks whose code sets their timing: their samples took far longer than planned
+    /// though Criterion could have fit the plan's samples into it.
+    code_timed: std::collections::HashSet<String>,
     /// Rounds in the first look.
     first_look: usize,
     max_rounds: usize,
@@ -258,6 +261,7 @@ impl TimingPlan {
             kept,
             untimed: Vec::new(),
             cost: HashMap::new(),
+            code_timed: std::collections::HashSet::new(),
             first_look,
             max_rounds: setting.rounds.max(),
         }
@@ -349,30 +353,38 @@ impl TimingPlan {
         let mut overran = 0;
         let mut measured = 0;
         for (measurements, wall) in sides {
-            let timed: Vec<(&str, f64)> = measurements
+            let timed: Vec<(&str, f64, f64)> = measurements
                 .iter()
                 .filter(|m| m.custom.is_none())
                 .map(|m| {
                     let sampled = m.samples.times().iter().sum::<f64>() / 1e9;
-                    (m.id.as_str(), sampled)
+                    (m.id.as_str(), sampled, least_sampling(m))
                 })
                 .collect();
             if timed.is_empty() {
                 continue;
             }
-            let busy: f64 = timed.iter().map(|(_, s)| self.round.warm_up + s).sum();
+            let busy: f64 = timed.iter().map(|(_, s, _)| self.round.warm_up + s).sum();
             let overhead = (wall.as_secs_f64() - busy).max(0.0) / timed.len() as f64;
-            for (id, sampled) in timed {
+            for (id, sampled, least) in timed {
                 measured += 1;
-                if sampled >= OVERRAN * self.round.measurement {
+                let cost = self.round.warm_up + sampled + overhead;
+                let slow = sampled >= OVERRAN * self.round.measurement;
+                if slow {
                     overran += 1;
                 }
-                costs
-                    .entry(id)
-                    .or_default()
-                    .push(self.round.warm_up + sampled + overhead);
-                let plain_run = self.plain.warm_up + self.plain.measurement.max(sampled);
-                let own = plain_run.max(floor_per_benchmark(plain_run)) + overhead;
+                costs.entry(id).or_default().push(cost);
+                // Timing set in code holds for a plain run as well: it costs what the round did
+                // (its warm-up too, in the overhead, when the code sets that; crates that set
+                // one set both, as base64's benches do). Iterations too slow for the plan take
+                // longer still at the plain run's samples.
+                let own = if slow && least < self.round.measurement {
+                    self.code_timed.insert(id.to_owned());
+                    cost
+                } else {
+                    let plain_run = self.plain.warm_up + self.plain.measurement.max(sampled);
+                    plain_run.max(floor_per_benchmark(plain_run)) + overhead
+                };
                 let entry = plain.entry(id).or_insert(own);
                 *entry = entry.max(own);
             }
@@ -401,6 +413,28 @@ impl TimingPlan {
             ));
         }
         (!said.is_empty()).then(|| format!("plan: {}", said.join("; ")))
+    }
+
+    /// When benchmarks among `open` set their timing in code, which the command line cannot
+    /// shorten: how many, and the budget that gives every one of `open` the rounds a
+    /// regression needs, from `rounds` done and `spent` seconds; `None` otherwise.
+    pub fn code_timed_advice(&self, open: &[String], rounds: usize, spent: f64) -> Option<String> {
+        let timed = open
+            .iter()
+            .filter(|id| self.code_timed.contains(*id))
+            .count();
+        if timed == 0 {
+            return None;
+        }
+        let needed = benchgate_gate::sequential::MIN_ROUNDS_TO_FAIL
+            .saturating_sub(rounds)
+            .max(1);
+        let budget = spent + needed as f64 * self.next_round(open);
+        let minutes = (budget / 60.0).ceil().max(1.0);
+        Some(format!(
+            "{timed} of them set their own timing in code, which the command line cannot shorten, so a round costs about as much as a plain run of them on each side, and a regression is confirmed only after {} rounds: `--budget {minutes}m` (the Action's `budget` input) gives them those rounds, or shorter timing in their code does",
+            benchgate_gate::sequential::MIN_ROUNDS_TO_FAIL
+        ))
     }
 
     /// Seconds the next round of `open` takes, both sides, as the rounds so far measured them.
@@ -501,6 +535,20 @@ pub fn make(
 }
 
 /// The least seconds a default budget gives a benchmark whose plain run takes `plain_seconds`.
+/// The least time Criterion could have taken `m`'s samples in: each iteration as fast as its
+/// mean, and sample i of n doing i iterations (its linear mode's fewest). Far below the time the
+/// samples took, the count of iterations was chosen to fill a longer measurement time.
+fn least_sampling(m: &Measurement) -> f64 {
+    let iterations: f64 = m.samples.iters().iter().sum();
+    let seconds: f64 = m.samples.times().iter().sum::<f64>() / 1e9;
+    let n = m.samples.iters().len() as f64;
+    if iterations > 0.0 {
+        seconds / iterations * n * (n + 1.0) / 2.0
+    } else {
+        seconds
+    }
+}
+
 fn floor_per_benchmark(plain_seconds: f64) -> f64 {
     FLOOR_RUNS * FLOOR_RUN.min(plain_seconds)
 }
@@ -678,46 +726,68 @@ mod tests {
         assert!(text.contains("(kept from the command: --quick)"), "{text}");
     }
 
-    fn measured(id: &str, sampled_seconds: f64) -> Measurement {
+    /// A measurement whose samples took `sampled_seconds` in all, in `samples` samples of 1,
+    /// 2, 3, ... times `iterations` iterations.
+    fn measured(id: &str, sampled_seconds: f64, samples: usize, iterations: f64) -> Measurement {
         let estimate = benchgate_collector::Estimate {
             point: 1.0,
             lower: 1.0,
             upper: 1.0,
             confidence_level: 0.95,
         };
+        let iters: Vec<f64> = (1..=samples).map(|i| i as f64 * iterations).collect();
+        let all: f64 = iters.iter().sum();
+        let times = iters
+            .iter()
+            .map(|i| sampled_seconds * 1e9 * i / all)
+            .collect();
         Measurement {
             id: benchgate_collector::BenchmarkId::parse(id).unwrap(),
             throughput: None,
             mean: estimate,
             median: estimate,
             sampling_mode: None,
-            samples: benchgate_collector::Samples::new(
-                vec![1.0, 1.0],
-                vec![sampled_seconds * 0.5e9, sampled_seconds * 0.5e9],
-            )
-            .unwrap(),
+            samples: benchgate_collector::Samples::new(iters, times).unwrap(),
             custom: None,
         }
     }
 
     #[test]
     fn a_round_re_plans_from_what_criterion_really_did() {
-        let mut plan = at_criterions_defaults(2);
-        assert_eq!(plan.budget, 16.0);
-        // `fixed` sets 10 s in its code; each side's run took 1.2 s beyond the samples and the
-        // warm-ups (0.6 s of analysis a benchmark).
-        let side = [measured("quick", 0.6), measured("fixed", 10.0)];
-        let wall = Duration::from_secs_f64(0.2 + 0.6 + 0.2 + 10.0 + 1.2);
+        let mut plan = at_criterions_defaults(3);
+        assert_eq!(plan.budget, 24.0);
+        // `quick` kept the plan; `fixed` sets 10 s in its code (20 samples of fast
+        // iterations); `slow` has iterations of 5 s, two samples of one. Each side's run took
+        // 1.8 s beyond the samples and the warm-ups (0.6 s of analysis a benchmark).
+        let side = [
+            measured("quick", 0.6, 20, 1_000.0),
+            measured("fixed", 10.0, 20, 1_000.0),
+            measured("slow", 10.0, 2, 1.0),
+        ];
+        let wall = Duration::from_secs_f64(0.2 + 0.6 + 0.2 + 10.0 + 0.2 + 10.0 + 1.8);
         let line = plan.observe(&[(&side, wall), (&side, wall)], 1).unwrap();
         assert!(
-            line.contains("in round 1, 2 of 4 benchmark runs took 1.5 times"),
+            line.contains("in round 1, 4 of 6 benchmark runs took 1.5 times"),
             "{line}"
         );
-        // A plain run: 3 s + 5 s + 0.6 s for `quick`, 3 s + 10 s + 0.6 s for `fixed`.
-        assert!((plan.budget - 22.2).abs() < 1e-9, "{}", plan.budget);
-        assert!(line.contains("the budget is 22 s"), "{line}");
+        // A plain run: 3 s + 5 s + 0.6 s for `quick`; for `fixed` what the round took, its
+        // code's timing holding there too (0.2 s + 10 s + 0.6 s); 3 s + 10 s + 0.6 s for
+        // `slow`, whose samples a plain run's warm-up does not shorten.
+        assert!((plan.budget - 33.0).abs() < 1e-9, "{}", plan.budget);
+        assert!(line.contains("the budget is 33 s"), "{line}");
         let next = plan.next_round(&["fixed".to_owned()]);
         assert!((next - 2.0 * (0.2 + 10.0 + 0.6)).abs() < 1e-9, "{next}");
+        // Only a benchmark timed by its code brings the advice, with the budget of four rounds
+        // after the two done: two more rounds of both (43.2 s each) beyond the 50 s spent.
+        assert_eq!(plan.code_timed_advice(&["slow".to_owned()], 2, 50.0), None);
+        let advice = plan
+            .code_timed_advice(&["fixed".to_owned(), "slow".to_owned()], 2, 50.0)
+            .unwrap();
+        assert!(
+            advice.starts_with("1 of them set their own timing in code")
+                && advice.contains("`--budget 3m`"),
+            "{advice}"
+        );
     }
 
     #[test]

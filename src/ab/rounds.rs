@@ -144,6 +144,8 @@ pub struct Ran {
     pub incomplete: Option<Incomplete>,
     /// Wall time in the bench command, both sides, every round.
     pub bench_time: Duration,
+    /// What the report should say of how the rounds went (a budget that ran out).
+    pub notes: Vec<String>,
 }
 
 impl Ran {
@@ -235,6 +237,7 @@ pub async fn run_rounds(
 ) -> anyhow::Result<Ran> {
     let mut rounds: [Vec<Vec<Measurement>>; 2] = [Vec::new(), Vec::new()];
     let mut decided: HashMap<String, BenchmarkResult> = HashMap::new();
+    let mut notes: Vec<String> = Vec::new();
     let mut undecided: Option<Vec<String>> = only.filter(|_| setting.bench.is_some());
     let mut clock = Progress::default();
     let mut incomplete = None;
@@ -335,14 +338,23 @@ pub async fn run_rounds(
             };
             let spent = clock.benchmarking.as_secs_f64();
             if round + 1 < max && spent + next > budget {
-                eprintln!(
-                    "benchgate: the budget ({}) is {} spent after {} rounds; another round of the {} undecided benchmarks (about {}) would not fit, so they stay undecided",
+                let mut said = format!(
+                    "the budget ({}) is {} spent after {} rounds; another round of the {} undecided benchmarks (about {}) would not fit, so they stay undecided",
                     seconds(budget),
                     seconds(spent),
                     round + 1,
                     open.len(),
                     seconds(next)
                 );
+                if let Some(advice) = plan
+                    .as_ref()
+                    .and_then(|plan| plan.code_timed_advice(&open, round + 1, spent))
+                {
+                    said.push_str(": ");
+                    said.push_str(&advice);
+                }
+                eprintln!("benchgate: {said}");
+                notes.push(format!("The {}.", &said["the ".len()..]));
                 break;
             }
         }
@@ -358,6 +370,7 @@ pub async fn run_rounds(
         decided,
         incomplete,
         bench_time: clock.benchmarking,
+        notes,
     })
 }
 

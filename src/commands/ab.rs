@@ -265,6 +265,7 @@ async fn ab(args: &Options<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
     let ran = result?;
     let decision = ran.decide(&policy, args.rounds.plan());
     context.incomplete = ran.incomplete.clone();
+    context.notes.extend(ran.notes.iter().cloned());
     context.cost = Some(Cost {
         bench_seconds: (ran.bench_time + counting_time).as_secs_f64(),
         build_seconds,
