@@ -48,10 +48,27 @@ fn main() -> ExitCode {
     match runtime.block_on(commands::run(cli.command)) {
         Ok(code) => ExitCode::from(code),
         Err(error) => {
-            eprintln!("benchgate: error: {}", one_line(&format!("{error:#}")));
+            eprintln!("benchgate: error: {}", one_line(&chain(&error)));
             ExitCode::from(2)
         }
     }
+}
+
+/// The error and its causes, `outer: cause: cause`, each cause left out when the text before
+/// already says it: an error that prints its source (`{path}: cannot read: {source}`) and
+/// also names it as its source would otherwise say the OS error twice.
+fn chain(error: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in error.chain() {
+        let said = cause.to_string();
+        if text.is_empty() {
+            text = said;
+        } else if !text.contains(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+    }
+    text
 }
 
 /// Errors are one line, whatever a lower layer put in them.
@@ -60,8 +77,26 @@ fn one_line(message: &str) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests fail loudly
 mod tests {
     use clap::CommandFactory as _;
+
+    #[test]
+    fn an_error_says_each_cause_once() {
+        let missing = std::fs::read("/no/such/file").unwrap_err();
+        let shown = missing.to_string();
+        let error = anyhow::Error::new(benchgate_collector::Error::ReadFile {
+            path: "/no/such/file".into(),
+            source: missing,
+        })
+        .context("--base");
+        assert_eq!(
+            super::chain(&error),
+            format!("--base: /no/such/file: cannot read: {shown}")
+        );
+        let plain = anyhow::anyhow!("inner").context("middle").context("outer");
+        assert_eq!(super::chain(&plain), "outer: middle: inner");
+    }
 
     #[test]
     fn every_subcommand_is_well_formed() {

@@ -471,6 +471,15 @@ fn explain_names_the_function_behind_a_count_change_and_refuses_a_cut_file() {
         ],
         "{by_crate}"
     );
+    // A file that is not there: named, with the system's reason said once.
+    let output = explain(&dir.path().join("gone.out"), &head, "text");
+    assert_eq!(output.status.code(), Some(2));
+    let err = stderr(&output);
+    assert!(
+        err.contains("--base: ") && err.contains("gone.out: cannot read: "),
+        "{err}"
+    );
+    assert_eq!(err.matches("(os error 2)").count(), 1, "{err}");
     // A file cut short: refused, naming it; nothing printed as if it were whole.
     let text = std::fs::read_to_string(&head).unwrap();
     let cut = dir.path().join("cut.out");
