@@ -6,34 +6,59 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
-use benchgate_collector::BenchmarkId;
 use benchgate_collector::callgrind::{self, Explained, FunctionChange, Profile};
 use benchgate_collector::gungraun;
+use benchgate_collector::{BenchmarkId, RunId, Store};
 use benchgate_gate::decision::{BenchmarkResult, Decision, NoiseSource, Verdict};
 use benchgate_gate::report::{CountProfile, ProfileRow, grouped, share, signed};
 use serde_json::json;
+
+use super::StoreArgs;
 
 /// `benchgate explain`.
 #[derive(clap::Args)]
 pub struct Args {
     /// The base run: a Callgrind output file, or a directory holding one benchmark's
     /// `callgrind.*.out` files (gungraun's, under `target/gungraun/`).
-    #[arg(long, value_name = "FILE|DIR")]
-    base: PathBuf,
+    #[arg(long, value_name = "FILE|DIR", required_unless_present = "base_run")]
+    base: Option<PathBuf>,
     /// The head run, the same way.
-    #[arg(long, value_name = "FILE|DIR")]
-    head: PathBuf,
+    #[arg(long, value_name = "FILE|DIR", required_unless_present = "head_run")]
+    head: Option<PathBuf>,
+    /// A stored run as the base instead: the profile `ingest` kept with its count of
+    /// --benchmark (its 50 most expensive functions).
+    #[arg(
+        long,
+        value_name = "RUN",
+        conflicts_with = "base",
+        requires = "benchmark"
+    )]
+    base_run: Option<String>,
+    /// A stored run as the head, the same way.
+    #[arg(
+        long,
+        value_name = "RUN",
+        conflicts_with = "head",
+        requires = "benchmark"
+    )]
+    head_run: Option<String>,
+    /// The benchmark of the stored runs: its instruction count's id, or the id without its
+    /// `/instructions`.
+    #[arg(long, value_name = "ID")]
+    benchmark: Option<String>,
+    #[command(flatten)]
+    store: StoreArgs,
     /// How many functions to show; the rest are summed as "everything else".
     #[arg(long, default_value_t = 5)]
     top: usize,
-    /// The Callgrind event.
+    /// The Callgrind event (files only: a stored profile is of `Ir`).
     #[arg(long, default_value = callgrind::INSTRUCTIONS)]
     event: String,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     /// Rows by function, or by crate (the first segment of each function's path; C, assembly
-    /// and the C library as `(no Rust path)`).
+    /// and the C library as `(no Rust path)`; files only, whose every function is known).
     #[arg(long, value_enum, default_value_t = By::Function)]
     by: By,
 }
@@ -54,20 +79,45 @@ enum Format {
     Json,
 }
 
-/// Prints the difference; 0, or an error naming the file at fault.
+/// Prints the difference; 0, or an error naming the file or run at fault.
 pub async fn run(args: Args) -> anyhow::Result<u8> {
-    let mut base = profile(&args.base, &args.event).context("--base")?;
-    let mut head = profile(&args.head, &args.event).context("--head")?;
+    let count = args.benchmark.as_deref().map(|id| {
+        if id.ends_with(&format!("/{}", gungraun::INSTRUCTIONS)) {
+            id.to_owned()
+        } else {
+            format!("{id}/{}", gungraun::INSTRUCTIONS)
+        }
+    });
+    let store = if args.base_run.is_some() || args.head_run.is_some() {
+        Some(args.store.open_existing().await?)
+    } else {
+        None
+    };
+    let side = async |path: &Option<PathBuf>, run: &Option<String>, flag: &str| match (
+        path, run, &store, &count,
+    ) {
+        (Some(path), _, _, _) => profile(path, &args.event).context(format!("--{flag}")),
+        (None, Some(run), Some(store), Some(count)) => stored_profile(store, run, count)
+            .await
+            .context(format!("--{flag}-run")),
+        _ => bail!("--{flag} or --{flag}-run is needed"),
+    };
+    let base = side(&args.base, &args.base_run, "base").await;
+    let head = side(&args.head, &args.head_run, "head").await;
+    if let Some(store) = store {
+        store.close().await;
+    }
+    let (mut base, mut head) = (base?, head?);
     let label = match args.by {
         By::Function => "function",
         By::Crate => {
             // Read from whole files: nothing is left out, so every crate is known.
             base = base
                 .by_crate()
-                .context("--base: a profile that left functions out")?;
+                .context("--base-run: a stored profile keeps its largest functions only, so its crates are not all known; --by crate reads Callgrind's files")?;
             head = head
                 .by_crate()
-                .context("--head: a profile that left functions out")?;
+                .context("--head-run: a stored profile keeps its largest functions only, so its crates are not all known; --by crate reads Callgrind's files")?;
             "crate"
         }
     };
@@ -80,6 +130,18 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         ),
     }
     Ok(0)
+}
+
+/// The profile by function stored with run `run`'s `count`.
+async fn stored_profile(store: &Store, run: &str, count: &str) -> anyhow::Result<Profile> {
+    let id = RunId::parse(run).with_context(|| format!("{run:?} is not a run id"))?;
+    let mut costs = store.function_costs(id).await?;
+    let key = BenchmarkId::parse(count).context("--benchmark")?;
+    costs.remove(&key).with_context(|| {
+        format!(
+            "run {id} holds no profile by function of `{count}` (ingested without gungraun's Callgrind files, or before benchgate kept them; `benchgate show {id}` lists its benchmarks)"
+        )
+    })
 }
 
 /// The run at `path`: one file, or a directory's `callgrind.*.out` files.

@@ -144,18 +144,20 @@ Exit: 0; 2 an error (no such run).")]
 Exit: 0 pass, inconclusive or no baseline (or anything under --warn-only); 1 a regression or a
 missed budget; 2 an error.")]
     Compare(compare::Args),
-    /// Where a benchmark's instructions went between two runs, by function or crate (Callgrind's files).
+    /// Where a benchmark's instructions went between two runs, by function or crate.
     ///
     /// Each side is a Callgrind output file, or the directory gungraun keeps a benchmark's
-    /// `callgrind.*.out` files in (its parts and threads are summed). Functions are ranked by
-    /// the change of their own (exclusive) instructions; the rows and "everything else" add up
-    /// to the change of the total.
+    /// `callgrind.*.out` files in (its parts and threads are summed), or a stored run's
+    /// profile of --benchmark (`ingest` keeps each count's 50 most expensive functions).
+    /// Functions are ranked by the change of their own (exclusive) instructions; the rows and
+    /// "everything else" add up to the change of the total.
     #[command(after_help = "Examples:
   benchgate explain --base base/target/gungraun/app/instructions/aead/seal.x \\
                     --head target/gungraun/app/instructions/aead/seal.x
   benchgate explain --base a.out --head b.out --top 10 --format json
   benchgate explain --base a.out --head b.out --by crate
-Exit: 0; 2 an error naming the file and line at fault.")]
+  benchgate explain --base-run 12 --head-run 14 --benchmark aead/seal/chacha20_16_kib --top 10
+Exit: 0; 2 an error naming the file, line or run at fault.")]
     Explain(explain::Args),
     /// Judge a stored run against the stored baseline on the same machine.
     ///

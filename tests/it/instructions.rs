@@ -672,6 +672,56 @@ fn a_stored_baseline_says_where_a_count_regression_went_from_the_stored_profiles
     );
     assert!(!markdown.contains("No profile"), "{markdown}");
 
+    // `explain` of the two stored runs prints what it prints of the Callgrind files themselves:
+    // the seal's 23 functions are all kept.
+    let base_run = summary["base"]
+        .as_str()
+        .unwrap()
+        .split("(run ")
+        .nth(1)
+        .unwrap()
+        .trim_end_matches(')')
+        .to_owned();
+    let stored = benchgate(
+        d,
+        &[
+            "explain",
+            "--base-run",
+            &base_run,
+            "--head-run",
+            &head,
+            "--benchmark",
+            "aead/seal/chacha20_poly1305_16_kib",
+            "--top",
+            "3",
+        ],
+    );
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("collector/tests/fixtures/callgrind");
+    let files = benchgate(
+        d,
+        &[
+            "explain",
+            "--base",
+            fixtures.join("seal-base.out").to_str().unwrap(),
+            "--head",
+            fixtures
+                .join("seal-head-sealed-twice.out")
+                .to_str()
+                .unwrap(),
+            "--top",
+            "3",
+        ],
+    );
+    assert_eq!(stored.status.code(), Some(0), "{}", stderr(&stored));
+    assert_eq!(stdout(&stored), stdout(&files));
+    assert!(
+        stdout(&stored).contains(
+            "ring_core_0_17_14__chacha20_poly1305_seal_avx2  90,848  181,696  +90,848  99.8%"
+        ),
+        "{}",
+        stdout(&stored)
+    );
+
     // The dashboard: the same change stored on the default branch (a nightly run) is shown on
     // the count's page, from the same stored profiles; no other page has the section.
     ingest(&head_home, &"d".repeat(40), "nightly");
@@ -737,5 +787,25 @@ fn a_stored_baseline_says_where_a_count_regression_went_from_the_stored_profiles
     assert!(
         markdown.contains("No profile: the stored runs hold these instruction counts without their profile by function."),
         "{markdown}"
+    );
+    assert_refused(
+        &benchgate(
+            d,
+            &[
+                "explain",
+                "--base-run",
+                &base_run,
+                "--head-run",
+                &cut,
+                "--benchmark",
+                "aead/seal/chacha20_poly1305_16_kib/instructions",
+            ],
+        ),
+        &[
+            "--head-run",
+            &format!(
+                "run {cut} holds no profile by function of `aead/seal/chacha20_poly1305_16_kib/instructions`"
+            ),
+        ],
     );
 }
