@@ -15,8 +15,28 @@ use super::HttpClient;
 /// What the service said: the run's id there and `created` or `unchanged`.
 pub type Uploaded = RunCreatedJson;
 
-/// Uploads `run` to the collector at `url` with `token`.
+/// Uploads `run` to the collector at `url` with `token`. A service older than its run
+/// document's `function_costs` refuses the field by name: the run goes again without the
+/// profiles, with a line saying so, rather than not at all.
 pub async fn upload(url: &str, token: &str, run: &NewRun) -> anyhow::Result<Uploaded> {
+    match send_run(url, token, run).await {
+        Err(error)
+            if !run.function_costs.is_empty()
+                && format!("{error:#}").contains("unknown field `function_costs`") =>
+        {
+            eprintln!(
+                "benchgate: {url} does not take profiles by function (a benchgate serve older than this client): uploading the run without them"
+            );
+            let mut without = run.clone();
+            without.function_costs.clear();
+            send_run(url, token, &without).await
+        }
+        other => other,
+    }
+}
+
+/// One upload of `run`, retried while the service is away.
+async fn send_run(url: &str, token: &str, run: &NewRun) -> anyhow::Result<Uploaded> {
     let endpoint = format!("{}/api/v1/runs", url.trim_end_matches('/'));
     let uri: hyper::Uri = endpoint
         .parse()

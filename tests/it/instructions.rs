@@ -809,3 +809,83 @@ fn a_stored_baseline_says_where_a_count_regression_went_from_the_stored_profiles
         ],
     );
 }
+
+/// A `benchgate serve` from before `function_costs`: it refuses the field by name (422, as the
+/// service refuses any unknown field) and stores anything else; the bodies it was sent.
+fn older_service() -> (String, std::sync::Arc<std::sync::Mutex<Vec<Value>>>) {
+    use std::io::Read as _;
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let address = listener.local_addr().unwrap();
+    let kept = seen.clone();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let app = axum::Router::new().route(
+                "/api/v1/runs",
+                axum::routing::post(move |body: axum::body::Bytes| {
+                    let kept = kept.clone();
+                    async move {
+                        let mut json = Vec::new();
+                        flate2::read::GzDecoder::new(&body[..])
+                            .read_to_end(&mut json)
+                            .unwrap();
+                        let document: Value = serde_json::from_slice(&json).unwrap();
+                        let refused = document.get("function_costs").is_some();
+                        kept.lock().unwrap().push(document);
+                        if refused {
+                            (
+                                axum::http::StatusCode::UNPROCESSABLE_ENTITY,
+                                axum::Json(serde_json::json!({"error": {
+                                    "message": "unknown field `function_costs`, expected one of `schema_version`, `repository`, `commit`, `branch`, `kind`, `pr`, `attempt`, `recorded_at_ms`, `fingerprint`, `profile`, `measurements`",
+                                    "field": "."}})),
+                            )
+                        } else {
+                            (
+                                axum::http::StatusCode::CREATED,
+                                axum::Json(serde_json::json!({"id": 7, "status": "created"})),
+                            )
+                        }
+                    }
+                }),
+            );
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    (format!("http://{address}"), seen)
+}
+
+#[test]
+fn an_older_service_gets_the_run_without_its_profiles() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let home = seal_home(&d.join("base"), "seal-base.out", 91_234);
+    let output = ingest_gungraun(d, &home, &"a".repeat(40), "push");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let run = stdout(&output).trim().to_owned();
+    let (url, seen) = older_service();
+    let output = benchgate(
+        d,
+        &["upload", &run, "--collector", &url, "--token", "secret"],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("does not take profiles by function (a benchgate serve older than this client): uploading the run without them"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(stdout(&output).trim(), "7");
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 2, "once with the profiles, once without");
+    assert!(
+        seen[0]["function_costs"][SEAL_COUNT]["functions"][0][0]
+            == "ring_core_0_17_14__chacha20_poly1305_seal_avx2"
+    );
+    assert!(seen[1].get("function_costs").is_none());
+    assert_eq!(seen[1]["measurements"], seen[0]["measurements"]);
+}
