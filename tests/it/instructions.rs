@@ -815,48 +815,36 @@ fn a_stored_baseline_says_where_a_count_regression_went_from_the_stored_profiles
 fn older_service() -> (String, std::sync::Arc<std::sync::Mutex<Vec<Value>>>) {
     use std::io::Read as _;
     let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let address = listener.local_addr().unwrap();
     let kept = seen.clone();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async move {
-            let app = axum::Router::new().route(
-                "/api/v1/runs",
-                axum::routing::post(move |body: axum::body::Bytes| {
-                    let kept = kept.clone();
-                    async move {
-                        let mut json = Vec::new();
-                        flate2::read::GzDecoder::new(&body[..])
-                            .read_to_end(&mut json)
-                            .unwrap();
-                        let document: Value = serde_json::from_slice(&json).unwrap();
-                        let refused = document.get("function_costs").is_some();
-                        kept.lock().unwrap().push(document);
-                        if refused {
-                            (
-                                axum::http::StatusCode::UNPROCESSABLE_ENTITY,
-                                axum::Json(serde_json::json!({"error": {
-                                    "message": "unknown field `function_costs`, expected one of `schema_version`, `repository`, `commit`, `branch`, `kind`, `pr`, `attempt`, `recorded_at_ms`, `fingerprint`, `profile`, `measurements`",
-                                    "field": "."}})),
-                            )
-                        } else {
-                            (
-                                axum::http::StatusCode::CREATED,
-                                axum::Json(serde_json::json!({"id": 7, "status": "created"})),
-                            )
-                        }
-                    }
-                }),
-            );
-            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            axum::serve(listener, app).await.unwrap();
-        });
-    });
+    let app = axum::Router::new().route(
+        "/api/v1/runs",
+        axum::routing::post(move |body: axum::body::Bytes| {
+            let kept = kept.clone();
+            async move {
+                let mut json = Vec::new();
+                flate2::read::GzDecoder::new(&body[..])
+                    .read_to_end(&mut json)
+                    .unwrap();
+                let document: Value = serde_json::from_slice(&json).unwrap();
+                let refused = document.get("function_costs").is_some();
+                kept.lock().unwrap().push(document);
+                if refused {
+                    (
+                        axum::http::StatusCode::UNPROCESSABLE_ENTITY,
+                        axum::Json(serde_json::json!({"error": {
+                            "message": "unknown field `function_costs`, expected one of `schema_version`, `repository`, `commit`, `branch`, `kind`, `pr`, `attempt`, `recorded_at_ms`, `fingerprint`, `profile`, `measurements`",
+                            "field": "."}})),
+                    )
+                } else {
+                    (
+                        axum::http::StatusCode::CREATED,
+                        axum::Json(serde_json::json!({"id": 7, "status": "created"})),
+                    )
+                }
+            }
+        }),
+    );
+    let address = crate::support::fake_github::serve_in_thread(app);
     (format!("http://{address}"), seen)
 }
 

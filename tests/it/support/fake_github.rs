@@ -77,23 +77,10 @@ impl FakeGitHub {
             next_id: 1000,
             ..Data::default()
         }));
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.set_nonblocking(true).unwrap();
-        let port = listener.local_addr().unwrap().port();
         let state = (data.clone(), prefix.to_owned());
-        std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            runtime.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-                let app = Router::new().fallback(handle).with_state(state);
-                axum::serve(listener, app).await.unwrap();
-            });
-        });
+        let address = serve_in_thread(Router::new().fallback(handle).with_state(state));
         Self {
-            api_url: format!("http://127.0.0.1:{port}{prefix}"),
+            api_url: format!("http://{address}{prefix}"),
             data,
         }
     }
@@ -820,4 +807,23 @@ pub fn labeled_event(number: u64, head_sha: &str, label: &str, login: &str) -> V
     event["label"] = json!({"id": 208045946, "name": label, "color": "f29513", "default": false});
     event["sender"] = user(login, "User");
     event
+}
+
+/// Serves `app` on a loopback port from a thread of its own, for as long as the test runs;
+/// the port is bound before this returns.
+pub fn serve_in_thread(app: Router) -> std::net::SocketAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let address = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    address
 }
