@@ -114,52 +114,29 @@ pub fn find_summaries(dir: &Path) -> Result<Vec<PathBuf>> {
 /// Reads every summary under `dir`: all their measurements, or the first error. Two summaries
 /// naming the same benchmark are an error naming both files.
 pub fn read_dir(dir: &Path) -> Result<Vec<Measurement>> {
-    let mut measurements = Vec::new();
-    let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
-    for path in find_summaries(dir)? {
-        let (name, read) = read_file(&path)?;
-        if let Some(first) = seen.insert(name.clone(), path.clone()) {
-            return Err(Error::DuplicateBenchmark {
-                id: name,
-                first,
-                second: path,
-            });
-        }
-        measurements.extend(read);
-    }
-    measurements.sort_by(|a, b| a.id.cmp(&b.id));
-    Ok(measurements)
+    Ok(read_summaries(dir)?.0)
 }
 
 /// Each benchmark's directory under `dir`, by name (`GROUP/FUNCTION[/ID]`): where gungraun
 /// keeps its summary and its Callgrind files.
 pub fn benchmark_dirs(dir: &Path) -> Result<BTreeMap<String, PathBuf>> {
-    let mut dirs = BTreeMap::new();
-    for path in find_summaries(dir)? {
-        let (name, _) = read_file(&path)?;
-        if let Some(parent) = path.parent() {
-            dirs.insert(name, parent.to_owned());
-        }
-    }
-    Ok(dirs)
+    Ok(read_summaries(dir)?.1)
 }
 
-/// Each benchmark's cost by function from the Callgrind files gungraun left beside its
-/// summary under `dir`, kept to its [`callgrind::STORED_FUNCTIONS`] largest functions, by the
-/// id of its instruction count among `measurements`. A benchmark without files, or whose
-/// files do not read (truncated, foreign), gets no profile and a note saying why: its counts
-/// are stored all the same.
-pub fn function_costs(
-    dir: &Path,
-    measurements: &[Measurement],
-) -> Result<(BTreeMap<BenchmarkId, callgrind::Profile>, Vec<String>)> {
+/// What `ingest` reads of gungraun's output under `dir`: every summary's measurements, as
+/// [`read_dir`], and each instruction count's cost by function from the Callgrind files beside
+/// its summary, kept to its [`callgrind::STORED_FUNCTIONS`] largest functions, by the count's
+/// id. A benchmark without Callgrind files, or whose files do not read (truncated, foreign),
+/// gets no profile and a note saying why: its counts are stored all the same.
+pub fn read_dir_with_costs(dir: &Path) -> Result<WithCosts> {
+    let (measurements, homes) = read_summaries(dir)?;
     let mut costs = BTreeMap::new();
     let mut notes = Vec::new();
-    for (name, home) in benchmark_dirs(dir)? {
+    for (name, home) in homes {
         let Ok(id) = BenchmarkId::parse(&format!("{name}/{INSTRUCTIONS}")) else {
             continue;
         };
-        if !measurements.iter().any(|m| m.id == id) {
+        if measurements.binary_search_by(|m| m.id.cmp(&id)).is_err() {
             continue;
         }
         let files = callgrind::output_files(&home)?;
@@ -177,7 +154,46 @@ pub fn function_costs(
             Err(e) => notes.push(format!("no profile of {name}: {e}")),
         }
     }
-    Ok((costs, notes))
+    Ok(WithCosts {
+        measurements,
+        costs,
+        notes,
+    })
+}
+
+/// gungraun's output as `ingest` reads it ([`read_dir_with_costs`]).
+pub struct WithCosts {
+    /// Every count, sorted by id.
+    pub measurements: Vec<Measurement>,
+    /// The instruction counts' profiles by function, by the count's id.
+    pub costs: BTreeMap<BenchmarkId, callgrind::Profile>,
+    /// Why a benchmark has no profile.
+    pub notes: Vec<String>,
+}
+
+/// Every summary under `dir`, each read once: their measurements sorted by id, and each
+/// benchmark's directory by name; two summaries naming the same benchmark are an error naming
+/// both files.
+fn read_summaries(dir: &Path) -> Result<(Vec<Measurement>, BTreeMap<String, PathBuf>)> {
+    let mut measurements = Vec::new();
+    let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
+    for path in find_summaries(dir)? {
+        let (name, read) = read_file(&path)?;
+        if let Some(first) = seen.insert(name.clone(), path.clone()) {
+            return Err(Error::DuplicateBenchmark {
+                id: name,
+                first,
+                second: path,
+            });
+        }
+        measurements.extend(read);
+    }
+    measurements.sort_by(|a, b| a.id.cmp(&b.id));
+    let homes = seen
+        .into_iter()
+        .filter_map(|(name, summary)| Some((name, summary.parent()?.to_owned())))
+        .collect();
+    Ok((measurements, homes))
 }
 
 /// Reads one summary: the benchmark's name (`GROUP/FUNCTION[/ID]`) and its counts.

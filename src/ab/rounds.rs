@@ -339,7 +339,7 @@ pub async fn run_rounds(
             let spent = clock.benchmarking.as_secs_f64();
             if round + 1 < max && spent + next > budget {
                 let mut said = format!(
-                    "the budget ({}) is {} spent after {} rounds; another round of the {} undecided benchmarks (about {}) would not fit, so they stay undecided",
+                    "budget ({}) is {} spent after {} rounds; another round of the {} undecided benchmarks (about {}) would not fit, so they stay undecided",
                     seconds(budget),
                     seconds(spent),
                     round + 1,
@@ -353,8 +353,8 @@ pub async fn run_rounds(
                     said.push_str(": ");
                     said.push_str(&advice);
                 }
-                eprintln!("benchgate: {said}");
-                notes.push(format!("The {}.", &said["the ".len()..]));
+                eprintln!("benchgate: the {said}");
+                notes.push(format!("The {said}."));
                 break;
             }
         }

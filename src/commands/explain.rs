@@ -111,7 +111,8 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     let label = match args.by {
         By::Function => "function",
         By::Crate => {
-            // Read from whole files: nothing is left out, so every crate is known.
+            // Only a profile that left nothing out knows every function's crate: files always,
+            // a stored one when it kept all its functions.
             base = base
                 .by_crate()
                 .context("--base-run: a stored profile keeps its largest functions only, so its crates are not all known; --by crate reads Callgrind's files")?;
@@ -268,7 +269,9 @@ pub fn count_profiles(decision: &Decision, homes: [&Path; 2]) -> (Vec<CountProfi
             );
         }
     };
-    profiles_of(decision, |side, name| {
+    let suffix = format!("/{}", gungraun::INSTRUCTIONS);
+    profiles_of(decision, |side, count| {
+        let name = count.strip_suffix(&suffix).unwrap_or(count);
         let dir = dirs[side]
             .get(name)
             .with_context(|| format!("{}: no gungraun output of {name}", homes[side].display()))?;
@@ -288,12 +291,11 @@ pub fn stored_count_profiles(
     stored: [&BTreeMap<BenchmarkId, Profile>; 2],
     runs: [&str; 2],
 ) -> (Vec<CountProfile>, Vec<String>) {
-    profiles_of(decision, |side, name| {
-        let id = format!("{name}/{}", gungraun::INSTRUCTIONS);
-        stored[side]
-            .iter()
-            .find(|(stored, _)| stored.as_str() == id)
-            .map(|(_, profile)| profile.clone())
+    profiles_of(decision, |side, count| {
+        BenchmarkId::parse(count)
+            .ok()
+            .and_then(|id| stored[side].get(&id))
+            .cloned()
             .with_context(|| {
                 format!(
                     "{} holds instruction counts but no profile by function of it (ingested without gungraun's Callgrind files, or before benchgate kept them)",
@@ -320,8 +322,9 @@ pub fn count_profile(benchmark: &str, explained: &Explained) -> CountProfile {
     }
 }
 
-/// The count regressions of `decision`, largest first.
-fn regressed_counts(decision: &Decision) -> Vec<&BenchmarkResult> {
+/// The instruction counts of `decision` that regressed, largest first: those a report
+/// profiles.
+pub fn regressed_counts(decision: &Decision) -> Vec<&BenchmarkResult> {
     let suffix = format!("/{}", gungraun::INSTRUCTIONS);
     let mut regressed: Vec<_> = decision
         .benchmarks
@@ -334,18 +337,16 @@ fn regressed_counts(decision: &Decision) -> Vec<&BenchmarkResult> {
 }
 
 /// The profiles of the largest count regressions, each side's read by `side(0 base | 1 head,
-/// benchmark name)`, and a note for each that could not be explained.
+/// count id)`, and a note for each that could not be explained.
 fn profiles_of(
     decision: &Decision,
     side: impl Fn(usize, &str) -> anyhow::Result<Profile>,
 ) -> (Vec<CountProfile>, Vec<String>) {
-    let suffix = format!("/{}", gungraun::INSTRUCTIONS);
     let regressed = regressed_counts(decision);
     let mut notes = Vec::new();
     let mut profiles = Vec::new();
     for b in regressed.iter().take(MAX_PROFILES) {
-        let name = b.id.strip_suffix(&suffix).unwrap_or(&b.id);
-        match (side(0, name), side(1, name)) {
+        match (side(0, &b.id), side(1, &b.id)) {
             (Ok(base), Ok(head)) => profiles.push(count_profile(
                 &b.id,
                 &callgrind::explain(&base, &head, REPORT_ROWS),

@@ -388,11 +388,7 @@ async fn explain_counts(
     [base, head]: [RunId; 2],
     context: &mut Context,
 ) -> anyhow::Result<()> {
-    let counted = decision.benchmarks.iter().any(|b| {
-        b.noise_source == Some(benchgate_gate::decision::NoiseSource::Exact)
-            && b.verdict == benchgate_gate::decision::Verdict::Regressed
-    });
-    if !counted {
+    if super::explain::regressed_counts(decision).is_empty() {
         return Ok(());
     }
     let (base_costs, head_costs) =

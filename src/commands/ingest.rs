@@ -179,19 +179,18 @@ fn read_measurements(args: &Args) -> anyhow::Result<(Vec<Measurement>, FunctionC
     let mut extra: Vec<(PathBuf, Vec<benchgate_collector::Measurement>)> = Vec::new();
     let mut function_costs = BTreeMap::new();
     if let Some(dir) = gungraun {
-        let counts = gungraun::read_dir(&dir)?;
-        let (costs, notes) = gungraun::function_costs(&dir, &counts)?;
+        let read = gungraun::read_dir_with_costs(&dir)?;
         eprintln!(
             "benchgate: read {} instruction-count measurements from {}, {} with a profile by function",
-            counts.len(),
+            read.measurements.len(),
             dir.display(),
-            costs.len()
+            read.costs.len()
         );
-        for note in notes {
+        for note in read.notes {
             eprintln!("benchgate: {note}");
         }
-        function_costs = costs;
-        extra.push((dir, counts));
+        function_costs = read.costs;
+        extra.push((dir, read.measurements));
     }
     for file in &args.metrics {
         extra.push((file.clone(), benchgate_collector::metrics::read_file(file)?));

@@ -360,6 +360,19 @@ fn ingest_gungraun(dir: &Path, home: &Path, commit: &str, kind: &str) -> std::pr
     )
 }
 
+/// `benchgate explain --base BASE --head HEAD` with `extra` arguments, run in `dir`.
+fn explain_files(dir: &Path, base: &Path, head: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "explain",
+        "--base",
+        base.to_str().unwrap(),
+        "--head",
+        head.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    benchgate(dir, &args)
+}
+
 /// `benchgate explain --format json` of the seal between the gungraun runs `ab` left for base
 /// and head in its scratch directory.
 fn explain_seal(repo: &Path) -> Value {
@@ -367,19 +380,7 @@ fn explain_seal(repo: &Path) -> Value {
         repo.join(format!("target/benchgate-ab/gungraun-{side}"))
             .join("benchgate-sample-workloads/instructions/aead/seal.chacha20_poly1305_16_kib")
     };
-    let (base, head) = (dir("base"), dir("head"));
-    let output = benchgate(
-        repo,
-        &[
-            "explain",
-            "--base",
-            base.to_str().unwrap(),
-            "--head",
-            head.to_str().unwrap(),
-            "--format",
-            "json",
-        ],
-    );
+    let output = explain_files(repo, &dir("base"), &dir("head"), &["--format", "json"]);
     assert!(output.status.success(), "{}", stderr(&output));
     serde_json::from_slice(&output.stdout).unwrap()
 }
@@ -411,20 +412,7 @@ fn explain_names_the_function_behind_a_count_change_and_refuses_a_cut_file() {
     let base = fixtures.join("seal-base.out");
     let head = fixtures.join("seal-head-sealed-twice.out");
     let explain = |base: &Path, head: &Path, format: &str| {
-        benchgate(
-            dir.path(),
-            &[
-                "explain",
-                "--base",
-                base.to_str().unwrap(),
-                "--head",
-                head.to_str().unwrap(),
-                "--top",
-                "3",
-                "--format",
-                format,
-            ],
-        )
+        explain_files(dir.path(), base, head, &["--top", "3", "--format", format])
     };
     let text = stdout(&explain(&base, &head, "text"));
     let lines: Vec<&str> = text.lines().collect();
@@ -444,20 +432,7 @@ fn explain_names_the_function_behind_a_count_change_and_refuses_a_cut_file() {
     assert_eq!(explained["rows"].as_array().unwrap().len(), 3);
     assert_rows_add_up(&explained);
     // By crate: ring's C and assembly (no Rust path), ring's Rust, the benchmark's own crate.
-    let output = benchgate(
-        dir.path(),
-        &[
-            "explain",
-            "--base",
-            base.to_str().unwrap(),
-            "--head",
-            head.to_str().unwrap(),
-            "--by",
-            "crate",
-            "--top",
-            "3",
-        ],
-    );
+    let output = explain_files(dir.path(), &base, &head, &["--by", "crate", "--top", "3"]);
     let by_crate = stdout(&output);
     let lines: Vec<&str> = by_crate.lines().collect();
     assert_eq!(
@@ -697,20 +672,11 @@ fn a_stored_baseline_says_where_a_count_regression_went_from_the_stored_profiles
         ],
     );
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("collector/tests/fixtures/callgrind");
-    let files = benchgate(
+    let files = explain_files(
         d,
-        &[
-            "explain",
-            "--base",
-            fixtures.join("seal-base.out").to_str().unwrap(),
-            "--head",
-            fixtures
-                .join("seal-head-sealed-twice.out")
-                .to_str()
-                .unwrap(),
-            "--top",
-            "3",
-        ],
+        &fixtures.join("seal-base.out"),
+        &fixtures.join("seal-head-sealed-twice.out"),
+        &["--top", "3"],
     );
     assert_eq!(stored.status.code(), Some(0), "{}", stderr(&stored));
     assert_eq!(stdout(&stored), stdout(&files));

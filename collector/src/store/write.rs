@@ -145,11 +145,15 @@ impl Store {
         let documents = run
             .function_costs
             .iter()
-            .filter_map(|(id, profile)| {
-                let document = serde_json::to_string(&profile.to_document()).ok()?;
-                Some((*benchmark_ids.get(id.as_str())?, document))
+            .map(|(id, profile)| {
+                let benchmark_id = *benchmark_ids.get(id.as_str()).ok_or_else(|| {
+                    profile_error(id, "a profile of a benchmark the run does not measure")
+                })?;
+                let document = serde_json::to_string(&profile.to_document())
+                    .map_err(|e| profile_error(id, &e.to_string()))?;
+                Ok((benchmark_id, document))
             })
-            .collect();
+            .collect::<Result<Vec<_>>>()?;
         insert_function_costs(tx, run_id, documents)
             .await
             .map_err(&db)?;
@@ -423,14 +427,22 @@ writer_step! {
 fn check_function_costs(run: &NewRun) -> Result<()> {
     for id in run.function_costs.keys() {
         if !run.measurements.iter().any(|m| &m.id == id) {
-            return Err(Error::InvalidValue {
-                path: "run".into(),
-                field: format!("function_costs[{:?}]", id.as_str()),
-                reason: "a profile of a benchmark the run does not measure".into(),
-            });
+            return Err(profile_error(
+                id,
+                "a profile of a benchmark the run does not measure",
+            ));
         }
     }
     Ok(())
+}
+
+/// The error naming the profile of `id`, for `reason`.
+fn profile_error(id: &BenchmarkId, reason: &str) -> Error {
+    Error::InvalidValue {
+        path: "run".into(),
+        field: format!("function_costs[{:?}]", id.as_str()),
+        reason: reason.to_owned(),
+    }
 }
 
 /// A repository's stored benchmark names and their ids.
