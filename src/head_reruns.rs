@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, bail};
 use benchgate_collector::{Measurement, criterion};
 use benchgate_gate::Policy;
-use benchgate_gate::decision::{BenchmarkResult, Decision, HeadReruns, Metric};
+use benchgate_gate::decision::{BenchmarkResult, Decision, HeadReruns, Look, Metric, Verdict};
 use benchgate_gate::report::Context;
 
 use crate::bench_command::CargoBench;
@@ -73,23 +73,22 @@ impl Reruns {
                 return Ok(look.decision);
             }
             let run = heads.len() + 1;
+            let open = Open::of(&look);
             if let Some(budget) = self.budget.filter(|b| spent >= *b) {
                 let note = format!(
-                    "The re-run budget ({}) was spent after {} head runs; {} benchmark{} stay undecided.",
+                    "The re-run budget ({}) was spent after {} head runs; {}.",
                     humantime::format_duration(budget),
                     run - 1,
-                    look.open.len(),
-                    if look.open.len() == 1 { "" } else { "s" }
+                    open.left()
                 );
                 eprintln!("benchgate: {note}");
                 context.notes.push(note);
                 return Ok(look.decision);
             }
             eprintln!(
-                "benchgate: head run {run}/{}: {} benchmark{} undecided, running {} again",
+                "benchgate: head run {run}/{}: {}, running {} again",
                 self.max,
-                look.open.len(),
-                if look.open.len() == 1 { "" } else { "s" },
+                open.described(),
                 if self.bench.is_some() {
                     "them"
                 } else {
@@ -162,6 +161,58 @@ impl Reruns {
             );
         }
         Ok(measured)
+    }
+}
+
+/// The benchmarks a look leaves to run again: undecided, and regressions to confirm.
+struct Open {
+    undecided: usize,
+    to_confirm: usize,
+}
+
+impl Open {
+    fn of(look: &Look) -> Self {
+        let to_confirm = look
+            .decision
+            .benchmarks
+            .iter()
+            .filter(|b| b.verdict == Verdict::Regressed && look.open.contains(&b.id))
+            .count();
+        Self {
+            undecided: look.open.len() - to_confirm,
+            to_confirm,
+        }
+    }
+
+    /// "2 benchmarks undecided and 1 regression to confirm".
+    fn described(&self) -> String {
+        self.parts("undecided", "to confirm")
+    }
+
+    /// What stopping here leaves: "1 benchmark stays undecided and 1 regression unconfirmed".
+    fn left(&self) -> String {
+        let stays = if self.undecided == 1 { "stays" } else { "stay" };
+        self.parts(&format!("{stays} undecided"), "stands unconfirmed")
+    }
+
+    fn parts(&self, undecided: &str, to_confirm: &str) -> String {
+        let plural = |n: usize| if n == 1 { "" } else { "s" };
+        let mut parts = Vec::new();
+        if self.undecided > 0 {
+            parts.push(format!(
+                "{} benchmark{} {undecided}",
+                self.undecided,
+                plural(self.undecided)
+            ));
+        }
+        if self.to_confirm > 0 {
+            parts.push(format!(
+                "{} regression{} {to_confirm}",
+                self.to_confirm,
+                plural(self.to_confirm)
+            ));
+        }
+        parts.join(" and ")
     }
 }
 

@@ -88,6 +88,7 @@ pub fn judge(input: &CountInput<'_>, limit: f64, policy: &Policy) -> BenchmarkRe
         uncalibrated: false,
         rounds,
         set_aside: 0,
+        base_runs: 1,
         bound: None,
         detectable: None,
         too_noisy: None,

@@ -142,6 +142,9 @@ pub struct Rounds<'a> {
     /// A stored baseline's head runs pooled into the one round (their median): 1 without
     /// re-runs.
     pub head_runs: usize,
+    /// A stored baseline's runs its level is the median of (see [`pooled_base`]): 1 for the
+    /// base run alone.
+    pub base_runs: usize,
 }
 
 /// The variance of the median of `runs` independent normal runs, as a share of one run's:
@@ -157,10 +160,92 @@ pub fn median_variance_share(runs: usize) -> f64 {
     }
 }
 
-/// A base run against the median of `head_runs` head runs, as a share of the variance of one
-/// run against one (`2σ²`): a re-run shrinks the head's part, never the base's.
-pub fn pair_variance_share(head_runs: usize) -> f64 {
-    (1.0 + median_variance_share(head_runs)) / 2.0
+/// The median of `base_runs` base runs against the median of `head_runs` head runs, as a
+/// share of the variance of one run against one (`2σ²`): a re-run shrinks the head's part, the
+/// base's newest runs at its level (see [`pooled_base`]) the base's.
+pub fn pair_variance_share(base_runs: usize, head_runs: usize) -> f64 {
+    (median_variance_share(base_runs) + median_variance_share(head_runs)) / 2.0
+}
+
+/// The most runs a stored baseline's level is the median of: the base run and its newest
+/// runs before it.
+pub const POOLED_BASE_RUNS: usize = 5;
+
+/// How far, in standard deviations of their difference, the base run may sit from the median
+/// of the runs before it and still be taken for the same level.
+pub const SAME_LEVEL_CUT: f64 = 2.5;
+
+/// The most the base run may sit from the median of the runs before it, as a share of the
+/// benchmark's limit, however noisy its history: a step the base commit made that goes
+/// unseen shifts the level by less than half the limit, so an unchanged head still needs its
+/// own noise to add the other half, significantly, before it reads `regressed`. A quarter
+/// cost a fifth of the re-runs' gain on noisy benchmarks (docs/accuracy.md).
+pub const SAME_LEVEL_SHARE_OF_LIMIT: f64 = 0.5;
+
+/// Runs a side needs before its median is guarded against one run's jump: with three, one
+/// jumped run is outvoted, so jumps take two of them (docs/algorithms.md).
+pub const GUARDED_RUNS: usize = 3;
+
+/// The per-round variance of `d` for a stored baseline with history: the median of
+/// `base_runs` base runs (see [`pooled_base`]) against the median of `head_runs` head runs, from
+/// the history's per-run spread. `None` below [`MIN_HISTORY`] runs.
+///
+/// - Both sides medians of at least [`GUARDED_RUNS`]: one run's jump (a neighbour, a hash seed,
+///   a whole run disturbed) moves neither, so the noise is the history's robust spread, each
+///   side's share that of its median.
+/// - Else the tail-aware spread ([`tail_aware_sigma`]), whose band covers the largest jump the
+///   history shows, and the base counts as one run whatever it is the median of: one head run
+///   can jump as far as the history did, and a median base does not make that less likely
+///   (measured: a base of five runs with its own share took identical code `regressed` on the
+///   first idle day from 1.0% to 2.1%, docs/accuracy.md).
+pub fn history_variance(history: &[f64], base_runs: usize, head_runs: usize) -> Option<f64> {
+    if history.len() < MIN_HISTORY {
+        return None;
+    }
+    let (sigma, base_runs) = if base_runs >= GUARDED_RUNS && head_runs >= GUARDED_RUNS {
+        (successive_difference_sigma(history), base_runs)
+    } else {
+        (tail_aware_sigma(history), 1)
+    };
+    sigma
+        .is_finite()
+        .then(|| 2.0 * sigma * sigma * pair_variance_share(base_runs, head_runs))
+}
+
+/// A stored baseline's level: the median of the base run and its newest runs before it
+/// (up to [`POOLED_BASE_RUNS`] in all), when the base run sits at their level; else the base
+/// run alone. `(ln level, runs)`. `history` ends at the base run (`ln_base`); one that does
+/// not, or is shorter than [`MIN_HISTORY`], leaves the base alone. `log_limit` is the
+/// benchmark's limit as a log ratio.
+///
+/// One base run carries as much noise as one head run, and re-running the head cannot touch
+/// it. The base commit's newest runs before it measured code that, as long as the base run
+/// sits at their level, performs as the base does: their median is the base's level with a
+/// fraction of one run's noise (the field's usual baseline: Bencher and Conbench judge a head
+/// against the distribution of the branch's recent runs). A base commit that itself moved its
+/// benchmark (a step between the runs before it and the base run, more than
+/// [`SAME_LEVEL_CUT`] standard deviations or [`SAME_LEVEL_SHARE_OF_LIMIT`] of the limit) is
+/// judged on its own run, so that a pull request is never blamed for its base.
+pub fn pooled_base(history: &[f64], ln_base: f64, log_limit: f64) -> (f64, usize) {
+    let alone = (ln_base, 1);
+    let Some(&last) = history.last() else {
+        return alone;
+    };
+    if history.len() < MIN_HISTORY || (last - ln_base).abs() > 1e-9 {
+        return alone;
+    }
+    let sigma = successive_difference_sigma(history);
+    let window = &history[history.len() - POOLED_BASE_RUNS.min(history.len())..];
+    let before = &window[..window.len() - 1];
+    if !sigma.is_finite() || before.is_empty() {
+        return alone;
+    }
+    let cut = (SAME_LEVEL_CUT * sigma * (1.0 + median_variance_share(before.len())).sqrt())
+        .min(SAME_LEVEL_SHARE_OF_LIMIT * log_limit);
+    if (ln_base - median(&mut before.to_vec())).abs() > cut {
+        return alone;
+    }
+    (median(&mut window.to_vec()), window.len())
 }
 
 /// Each benchmark's per-round variance of `d` and its degrees of freedom, for [`fit_prior`].
@@ -385,13 +470,11 @@ pub fn assess(
             None => (observed, observed_df, NoiseSource::Rounds),
         },
         None => {
-            let sigma = history
-                .filter(|h| h.len() >= MIN_HISTORY)
-                .map(tail_aware_sigma);
-            let (variance, df, source) = match sigma {
-                // Base and head are each one noisy run.
-                Some(sigma) if sigma.is_finite() => (
-                    2.0 * sigma * sigma * pair_variance_share(rounds.head_runs),
+            let from_history =
+                history.and_then(|h| history_variance(h, rounds.base_runs, rounds.head_runs));
+            let (variance, df, source) = match from_history {
+                Some(variance) => (
+                    variance,
                     (history.map_or(0, <[f64]>::len) - 1) as f64,
                     NoiseSource::History,
                 ),
@@ -420,6 +503,7 @@ pub fn assess(
             base,
             floors.robust.unwrap_or(0.0),
             rounds.within,
+            rounds.base_runs,
             rounds.head_runs,
         )
         .unwrap_or((se, 0.0)),
@@ -457,6 +541,7 @@ fn one_sided_pass(
     base: f64,
     floor: f64,
     within: f64,
+    base_runs: usize,
     head_runs: usize,
 ) -> Option<(f64, f64)> {
     let sigma = successive_difference_sigma(history);
@@ -467,7 +552,7 @@ fn one_sided_pass(
         .iter()
         .copied()
         .fold(base, f64::min);
-    let variance = (2.0 * sigma * sigma * pair_variance_share(head_runs))
+    let variance = (2.0 * sigma * sigma * pair_variance_share(base_runs, head_runs))
         .max(floor * floor)
         .max(within);
     Some((variance.sqrt().max(1e-12), base - recent))
@@ -698,5 +783,91 @@ mod tests {
                 assert!((got - expected).abs() < 1e-12, "{j}: {got} vs {expected}");
             }
         }
+    }
+
+    #[test]
+    fn a_base_at_the_level_of_its_newest_runs_is_their_median_and_one_that_moved_stays_alone() {
+        const LIMIT: f64 = 0.139_761_942_375_158_8; // ln 1.15
+        // Sixteen runs alternating ±1% about 0, then the base run.
+        let level: Vec<f64> = (0..16)
+            .map(|i| if i % 2 == 0 { 0.01 } else { -0.01 })
+            .collect();
+        let with_base = |base: f64| {
+            let mut h = level.clone();
+            h.push(base);
+            h
+        };
+        // At the level: the median of the base and its four newest runs (−1%, 1%, −1%, 1%, 2%).
+        assert_eq!(
+            pooled_base(&with_base(0.02), 0.02, LIMIT),
+            (0.01, POOLED_BASE_RUNS)
+        );
+        // Moved 8% or 20% by the base commit, beyond this history's noise: alone.
+        assert_eq!(pooled_base(&with_base(0.08), 0.08, LIMIT), (0.08, 1));
+        assert_eq!(pooled_base(&with_base(0.2), 0.2, LIMIT), (0.2, 1));
+        // A noisy history (±3%): 8% is within 2.5 of its standard deviations, but more than
+        // half the 15% limit: alone. 6%: the level.
+        let noisy: Vec<f64> = level.iter().map(|v| v * 3.0).chain([0.08]).collect();
+        let sigma = successive_difference_sigma(&noisy);
+        assert!(2.5 * sigma * 1.357_3_f64.sqrt() > 0.08, "{sigma}");
+        assert_eq!(pooled_base(&noisy, 0.08, LIMIT), (0.08, 1));
+        let mut lower = noisy.clone();
+        lower[16] = 0.06;
+        assert_eq!(pooled_base(&lower, 0.06, LIMIT), (0.03, POOLED_BASE_RUNS));
+        // A quiet history (±0.2%): 3% is within half the limit but beyond its noise.
+        let quiet: Vec<f64> = level.iter().map(|v| v / 5.0).chain([0.03]).collect();
+        assert_eq!(pooled_base(&quiet, 0.03, LIMIT), (0.03, 1));
+        assert_eq!(
+            pooled_base(
+                &quiet[..16]
+                    .iter()
+                    .copied()
+                    .chain([0.004])
+                    .collect::<Vec<_>>(),
+                0.004,
+                LIMIT
+            ),
+            (0.002, POOLED_BASE_RUNS)
+        );
+        // A history that does not end at the base run, or too short a history: alone.
+        assert_eq!(pooled_base(&level, 0.0, LIMIT), (0.0, 1));
+        assert_eq!(pooled_base(&with_base(0.02)[8..], 0.02, LIMIT), (0.02, 1));
+        // One old jump of 30%: the level is still the median of the newest five.
+        let mut jumped = with_base(0.02);
+        jumped[5] = 0.3;
+        assert_eq!(pooled_base(&jumped, 0.02, LIMIT), (0.01, POOLED_BASE_RUNS));
+    }
+
+    #[test]
+    fn a_history_with_a_jump_bands_one_run_by_its_tails_and_medians_of_three_by_its_spread() {
+        // Alternating ±1%, and one run 30% up: the tail-aware spread 2.5 times the robust one.
+        let mut history: Vec<f64> = (0..20)
+            .map(|i| if i % 2 == 0 { 0.01 } else { -0.01 })
+            .collect();
+        history[7] = 0.3;
+        let (robust, tails) = (
+            successive_difference_sigma(&history),
+            tail_aware_sigma(&history),
+        );
+        assert!(tails > 2.0 * robust, "{robust} {tails}");
+        let close = |a: f64, b: f64| (a / b - 1.0).abs() < 1e-12;
+        // One head run: the tails, and the base counts as one run whatever it is the median of.
+        let one = history_variance(&history, 5, 1).unwrap();
+        assert!(close(one, 2.0 * tails * tails), "{one}");
+        assert!(close(history_variance(&history, 1, 1).unwrap(), one));
+        // Two head runs: a median of two is their mean, one jump moves it; still the tails.
+        let two = history_variance(&history, 5, 2).unwrap();
+        assert!(close(two, tails * tails * (1.0 + 0.5)), "{two}");
+        // Three head runs against a base of five: one jump moves neither median.
+        let three = history_variance(&history, 5, 3).unwrap();
+        assert!(
+            close(three, robust * robust * (0.286_8 + 0.448_7)),
+            "{three}"
+        );
+        // Three head runs against the base run alone: not guarded, the tails.
+        let alone = history_variance(&history, 1, 3).unwrap();
+        assert!(close(alone, tails * tails * (1.0 + 0.448_7)), "{alone}");
+        // Too short a history: none.
+        assert_eq!(history_variance(&history[..9], 5, 3), None);
     }
 }

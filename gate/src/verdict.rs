@@ -140,6 +140,10 @@ pub struct BenchmarkResult {
     /// `pass`, `warn`, the ratio and its band rest on the rest. See
     /// [`crate::noise::undisturbed`].
     pub set_aside: usize,
+    /// A stored baseline's runs the base value is the median of: the base run and the base
+    /// commit's newest runs before it at its level (see [`crate::noise::pooled_base`]); 1 for
+    /// the base run alone, 0 where no base was compared.
+    pub base_runs: usize,
     /// The bound the verdict was decided on, as ratios (one-sided where it is one-sided).
     pub bound: Option<DecisionBound>,
     /// The smallest change (a ratio, above 1 worse) that would read `regressed` at this noise
@@ -255,6 +259,7 @@ impl BenchmarkResult {
             uncalibrated: false,
             rounds: 0,
             set_aside: 0,
+            base_runs: 0,
             bound: None,
             detectable: None,
             too_noisy: None,

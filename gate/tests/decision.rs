@@ -905,3 +905,225 @@ fn pooled_head_runs_narrow_the_band_only_by_the_heads_share() {
     let expected = (1.448_7_f64 / 2.0).sqrt();
     assert!((ratio - expected).abs() < 0.01, "{ratio} vs {expected}");
 }
+
+#[test]
+fn a_stored_baseline_is_the_median_of_the_base_commits_newest_runs_unless_the_base_moved_it() {
+    let policy = Policy::default();
+    let statistic =
+        |m: &Measurement| benchgate_gate::decision::round_statistic(m, policy.statistic).ln();
+    let mut noise = Noise(41);
+    let quiet_ids = ["q0", "q1", "q2", "q3", "q4", "q5"];
+    // Twenty runs of the benchmark at 1000 ns, 3% from run to run; the quiet companions give
+    // the others' floor. Every history ends at its base run, as the store's does.
+    let target: Vec<f64> = (0..20)
+        .map(|_| 1000f64.ln() + 0.03 * noise.normal())
+        .collect();
+    let jumpy: Vec<f64> = (0..20)
+        .map(|i| 1000f64.ln() + 0.003 * noise.normal() + if i % 5 == 2 { 0.25 } else { 0.0 })
+        .collect();
+    let mut judge = |series: &[f64], base_ns: f64, head_ns: f64| {
+        let side = |ns: f64| {
+            let mut run: Vec<Measurement> = quiet_ids
+                .iter()
+                .map(|id| measurement(id, 1000.0, 0.001, None))
+                .collect();
+            run.push(measurement("t", ns, 0.001, None));
+            vec![run]
+        };
+        let (base, head) = (side(base_ns), side(head_ns));
+        let mut history: HashMap<String, Vec<f64>> = HashMap::new();
+        for m in &base[0] {
+            let mut runs: Vec<f64> = if m.id.as_str() == "t" {
+                series.to_vec()
+            } else {
+                (0..20)
+                    .map(|_| statistic(m) + 0.002 * noise.normal())
+                    .collect()
+            };
+            runs.push(statistic(m));
+            history.insert(m.id.as_str().to_owned(), runs);
+        }
+        let decision = decide(&base, &head, &history);
+        let level = {
+            let runs = &history["t"];
+            let mut newest = runs[runs.len() - 5..].to_vec();
+            newest.sort_by(f64::total_cmp);
+            newest[2]
+        };
+        (
+            result_of(&decision, "t"),
+            level,
+            statistic(&base[0][6]),
+            statistic(&head[0][6]),
+        )
+    };
+
+    // The base run 2.5% above 1000, within the noise of the runs before it and a quarter of
+    // the limit: the base is the median of it and its four newest runs, and the change is the
+    // head's against that.
+    let (at_level, level, _, head) = judge(&target, 1025.0, 1150.0);
+    assert_eq!(at_level.base_runs, 5, "{at_level:?}");
+    assert!(
+        (at_level.ratio.unwrap() - (head - level).exp()).abs() < 1e-9,
+        "{at_level:?}"
+    );
+    assert!(
+        (at_level.base_ns.unwrap() - level.exp()).abs() < 1e-6,
+        "{at_level:?}"
+    );
+
+    // The base commit itself made the benchmark 13% slower: its run is compared alone, and
+    // the head, the same code, is not blamed for it (the runs before would read +13%).
+    let (moved, _, base, head) = judge(&target, 1130.0, 1130.0);
+    assert_eq!(moved.base_runs, 1, "{moved:?}");
+    assert!(
+        (moved.ratio.unwrap() - (head - base).exp()).abs() < 1e-9,
+        "{moved:?}"
+    );
+    assert_ne!(moved.verdict, Verdict::Regressed, "{moved:?}");
+
+    // A benchmark whose runs jump by 25% one run in five (a hash seed): one head run 25%
+    // slower may be that jump, and a base of five runs does not make it less likely.
+    let (jumps, _, _, _) = judge(&jumpy, 1000.0, 1250.0);
+    assert_eq!(jumps.base_runs, 5, "{jumps:?}");
+    assert_eq!(jumps.verdict, Verdict::Inconclusive, "{jumps:?}");
+}
+
+/// Three head runs against a base of five: one run's jump moves neither median, so a jumpy
+/// benchmark is judged on its clean spread. A slowdown in every head run is then `regressed`,
+/// where one head run could not tell it from a jump; a jump in one head run is not, and a
+/// regression the first look claimed is run again and given up when the runs decide it.
+#[test]
+fn three_head_runs_judge_a_jumpy_benchmark_on_its_clean_spread_and_confirm_a_regression() {
+    use benchgate_gate::decision::HeadReruns;
+    let policy = Policy::default();
+    let statistic =
+        |m: &Measurement| benchgate_gate::decision::round_statistic(m, policy.statistic).ln();
+    let mut noise = Noise(43);
+    let ids = ["q0", "q1", "q2", "q3", "q4", "q5", "jumpy"];
+    let run = |jumpy_ns: f64| -> Vec<Measurement> {
+        ids.iter()
+            .map(|id| {
+                measurement(
+                    id,
+                    if *id == "jumpy" { jumpy_ns } else { 1000.0 },
+                    0.001,
+                    None,
+                )
+            })
+            .collect()
+    };
+    let base = vec![run(1000.0)];
+    // Twenty runs, 0.3% apart, 25% up one run in five; every history ends at its base run.
+    let history: HashMap<String, Vec<f64>> = base[0]
+        .iter()
+        .map(|m| {
+            let mut runs: Vec<f64> = (0..20)
+                .map(|i| {
+                    let jump = if m.id.as_str() == "jumpy" && i % 5 == 2 {
+                        0.25
+                    } else {
+                        0.0
+                    };
+                    statistic(m) + 0.003 * noise.normal() + jump
+                })
+                .collect();
+            runs.push(statistic(m));
+            (m.id.as_str().to_owned(), runs)
+        })
+        .collect();
+    let only = |ns: f64| -> Vec<Measurement> {
+        run(ns)
+            .into_iter()
+            .filter(|m| m.id.as_str() == "jumpy")
+            .collect()
+    };
+    let looks = |heads: &[Vec<Measurement>]| {
+        let mut reruns = HeadReruns::new(3);
+        let mut so_far = vec![heads[0].clone()];
+        loop {
+            let look = reruns.look(&base, &so_far, &history, &policy, |_| true);
+            if look.open.is_empty() {
+                return result_of(&look.decision, "jumpy");
+            }
+            so_far.push(heads[so_far.len()].clone());
+        }
+    };
+    // 30% slower in every head run: one run is inconclusive (it could be a jump), three are
+    // `regressed`.
+    let slower = looks(&[run(1300.0), only(1300.0), only(1300.0)]);
+    assert_eq!(
+        (slower.verdict, slower.rounds),
+        (Verdict::Regressed, 3),
+        "{slower:?}"
+    );
+    // The same code, one head run jumped 30%: the first look claims nothing it cannot hold,
+    // and the median of three passes.
+    let jumped = looks(&[run(1300.0), only(1000.0), only(1002.0)]);
+    assert_eq!(
+        (jumped.verdict, jumped.rounds),
+        (Verdict::Pass, 3),
+        "{jumped:?}"
+    );
+    // A quiet benchmark 40% slower in the first head run is `regressed` at the first look,
+    // run again, and given up when the next runs are its usual self: the median passes.
+    let quiet_history: HashMap<String, Vec<f64>> = history
+        .iter()
+        .map(|(id, runs)| {
+            let runs = if id == "jumpy" {
+                runs.iter()
+                    .map(|v| v.min(statistic(&base[0][6]) + 0.01))
+                    .collect()
+            } else {
+                runs.clone()
+            };
+            (id.clone(), runs)
+        })
+        .collect();
+    let mut reruns = HeadReruns::new(3);
+    let first = reruns.look(&base, &[run(1400.0)], &quiet_history, &policy, |_| true);
+    assert_eq!(
+        result_of(&first.decision, "jumpy").verdict,
+        Verdict::Regressed
+    );
+    assert_eq!(first.open, ["jumpy"]);
+    let second = reruns.look(
+        &base,
+        &[run(1400.0), only(1001.0)],
+        &quiet_history,
+        &policy,
+        |_| true,
+    );
+    assert_eq!(
+        second.open,
+        ["jumpy"],
+        "{:?}",
+        result_of(&second.decision, "jumpy")
+    );
+    let third = reruns.look(
+        &base,
+        &[run(1400.0), only(1001.0), only(999.0)],
+        &quiet_history,
+        &policy,
+        |_| true,
+    );
+    let confirmed = result_of(&third.decision, "jumpy");
+    assert_eq!(
+        (confirmed.verdict, confirmed.rounds),
+        (Verdict::Pass, 3),
+        "{confirmed:?}"
+    );
+    // A real one stays: 40% slower in every run.
+    let mut reruns = HeadReruns::new(3);
+    let heads = [run(1400.0), only(1400.0), only(1400.0)];
+    let mut last = None;
+    for n in 1..=3 {
+        last = Some(reruns.look(&base, &heads[..n], &quiet_history, &policy, |_| true));
+    }
+    let real = result_of(&last.unwrap().decision, "jumpy");
+    assert_eq!(
+        (real.verdict, real.rounds),
+        (Verdict::Regressed, 3),
+        "{real:?}"
+    );
+}

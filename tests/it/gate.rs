@@ -328,10 +328,10 @@ fn zoo_bench(repo: &Path, home: &Path) {
 }
 
 /// The Action's `pr` mode on a real crate: a stored history on `main`, a pull request whose
-/// head does ten times the work in `push`, and `gate -- <bench command>`. `push` is decided
-/// by the first head run; `mix`, whose history on `main` swung by 40% from commit to commit
-/// (its work changed), is left undecided, so the gate runs it again on the head (only it,
-/// twice) and pools the runs.
+/// head does ten times the work in `push`, and `gate -- <bench command>`. `push` is claimed
+/// `regressed` by the first head run and confirmed by two more; `mix`, whose history on `main`
+/// swung by 40% from commit to commit (its work changed), is left undecided, so the gate runs
+/// it again on the head too (only those two, twice) and pools the runs.
 #[test]
 fn undecided_benchmarks_run_again_on_the_head_and_a_real_slowdown_fails() {
     let _turn = crate::ab::SHARED_TARGET
@@ -406,21 +406,29 @@ fn undecided_benchmarks_run_again_on_the_head_and_a_real_slowdown_fails() {
     assert_eq!(summary["rounds"], 3, "{summary:#}");
     let push = benchmark(&summary, "push");
     assert_eq!(push["verdict"], "regressed", "{push:#}");
-    assert_eq!(push["rounds"], 1, "decided by the first head run: {push:#}");
+    assert_eq!(push["rounds"], 3, "confirmed by two re-runs: {push:#}");
+    // Its base is the level of the base commit's newest stored runs, read from the store.
+    assert_eq!(push["base_runs"], 5, "{push:#}");
     assert_eq!(push["noise_source"], "history", "{push:#}");
     let mix = benchmark(&summary, "mix");
     assert_eq!(mix["verdict"], "inconclusive", "{mix:#}");
     assert_eq!(mix["rounds"], 3, "{mix:#}");
     assert_eq!(mix["noise_source"], "history", "{mix:#}");
-    // The re-runs ran `mix` alone: Criterion printed its result twice and never `push`'s.
-    assert!(err.contains("head run 2/3: 1 benchmark undecided"), "{err}");
-    assert!(err.contains("head run 3/3: 1 benchmark undecided"), "{err}");
+    // The re-runs ran `mix` and `push` alone: Criterion printed each twice, the others never.
+    for run in ["2/3", "3/3"] {
+        assert!(
+            err.contains(&format!(
+                "head run {run}: 1 benchmark undecided and 1 regression to confirm, running them again"
+            )),
+            "{err}"
+        );
+    }
     let results = |id: &str| {
         err.lines()
             .filter(|l| l.starts_with(id) && l.contains("time:"))
             .count()
     };
-    assert_eq!((results("mix"), results("push")), (2, 0), "{err}");
+    assert_eq!((results("mix"), results("push")), (2, 2), "{err}");
     // The report says how the head runs were used.
     let md = std::fs::read_to_string(dir.join("perf-summary.md")).unwrap();
     assert!(
@@ -428,6 +436,11 @@ fn undecided_benchmarks_run_again_on_the_head_and_a_real_slowdown_fails() {
         "{md}"
     );
     assert!(md.contains("**rounds** is how many head runs"), "{md}");
+    assert!(md.contains("base: median of 5 runs"), "{md}");
+    assert!(
+        md.contains("is the median of the base run and the base commit's newest runs before it"),
+        "{md}"
+    );
     // Without the bench command, or with --max-runs 1, nothing runs again.
     let (code, once) = gate_json(
         dir,

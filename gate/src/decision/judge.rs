@@ -7,7 +7,7 @@ use super::model::{Model, Noise};
 use super::{
     Candidate, FIXED_AB_PASS_SHARE, Input, RoundChange, holm, holm_levels, kept_of_rounds,
 };
-use crate::noise::{Assessed, NoiseSource, pair_variance_share, robust_spread};
+use crate::noise::{Assessed, NoiseSource, history_variance, pair_variance_share, robust_spread};
 use crate::policy::Policy;
 use crate::sequential::{self, FUTILITY_POWER, Plan, Side};
 use crate::stats::t_quantile;
@@ -107,11 +107,23 @@ impl Judge<'_, '_> {
         let n = candidate.changes.len();
         let looks = candidate.looks;
         // More rounds divide the per-round variance; more head runs of a stored baseline
-        // shrink only the head's part of it.
+        // shrink only the head's part of it, and from three a side, its history's band no
+        // longer covers one run's jump (`history_variance`).
         let pooled = self.input.mode == Mode::StoredBaseline && n == 1;
+        let history = self
+            .input
+            .history
+            .get(candidate.id)
+            .filter(|_| k.source == NoiseSource::History);
+        let base = candidate.base_runs;
         let mut detectable_at = |rounds: usize| {
             let variance = if pooled {
-                k.round_variance * pair_variance_share(rounds) / pair_variance_share(looks)
+                let at = |runs: usize| {
+                    history
+                        .and_then(|h| history_variance(h, base, runs))
+                        .unwrap_or_else(|| pair_variance_share(base, runs))
+                };
+                k.round_variance * at(rounds) / at(looks)
             } else {
                 k.round_variance / rounds as f64
             };
@@ -157,6 +169,7 @@ impl Judge<'_, '_> {
             uncalibrated: a.source == NoiseSource::Assumed,
             rounds: looks,
             set_aside: n - kept_n,
+            base_runs: candidate.base_runs,
             bound: Some(DecisionBound {
                 lower: bound.0.map(f64::exp),
                 upper: bound.1.map(f64::exp),

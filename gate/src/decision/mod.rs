@@ -148,6 +148,8 @@ struct Candidate<'a> {
     /// The look this candidate is at: its rounds, or a stored baseline's head runs pooled
     /// into its one round.
     looks: usize,
+    /// A stored baseline's runs its one round's base is the median of (1: the base run).
+    base_runs: usize,
 }
 
 /// Decides every benchmark and the comparison, with one look at the rounds there are.
@@ -287,6 +289,12 @@ fn sort_out<'a>(input: &Input<'a>, policy: &Policy, rounds: usize) -> Sorted<'a>
             if pooled && looks > 1 {
                 changes = vec![pooled_change(&changes)];
             }
+            let base_runs = match (input.mode, &mut changes[..], input.history.get(id)) {
+                (Mode::StoredBaseline, [change], Some(history)) if input.base_rounds.len() == 1 => {
+                    level_base(change, history, metric, limit.ln())
+                }
+                _ => 1,
+            };
             if changes.is_empty() {
                 // Zero times cannot be compared on a log scale.
                 sorted.results.push(bare(Verdict::Inconclusive));
@@ -298,6 +306,7 @@ fn sort_out<'a>(input: &Input<'a>, policy: &Policy, rounds: usize) -> Sorted<'a>
                     throughput,
                     changes,
                     looks,
+                    base_runs,
                 });
             }
         }
@@ -387,6 +396,21 @@ fn pooled_change(changes: &[RoundChange]) -> RoundChange {
         ln_base: changes[0].ln_base,
         ln_head: median(|r| r.ln_head),
     }
+}
+
+/// Moves a stored baseline's one round onto the base's level (see
+/// [`crate::noise::pooled_base`]): the runs it is the median of.
+fn level_base(change: &mut RoundChange, history: &[f64], metric: Metric, log_limit: f64) -> usize {
+    let (level, runs) = crate::noise::pooled_base(history, change.ln_base, log_limit);
+    // d > 0 is worse: ln(head/base), or ln(base/head) where higher is better.
+    let shift = level - change.ln_base;
+    change.d += if metric == Metric::Higher {
+        shift
+    } else {
+        -shift
+    };
+    change.ln_base = level;
+    runs
 }
 
 /// The variance of ln(point) implied by a confidence interval.

@@ -65,6 +65,7 @@ impl Model {
             within: within_of(&candidates[j], None, policy.statistic),
             base_time: base_time(&candidates[j]),
             head_runs: candidates[j].head_runs(),
+            base_runs: candidates[j].base_runs,
         };
         // The noise the comparison's benchmarks share, weighted by how alike it is.
         let observed: Vec<(f64, f64)> = (0..candidates.len())
@@ -99,6 +100,7 @@ impl Model {
             within: within_of(&candidates[j], kept_masks[j].as_deref(), policy.statistic),
             base_time: base_time(&candidates[j]),
             head_runs: candidates[j].head_runs(),
+            base_runs: candidates[j].base_runs,
         };
         let kept_prior = if kept_masks.iter().all(Option::is_none) {
             prior
@@ -168,7 +170,7 @@ fn single_round_floors<'a>(
             robust: others
                 .of(signed[j])
                 .into_iter()
-                .chain(machine.map(|m| m * pair_variance_share(head_runs[j]).sqrt()))
+                .chain(machine.map(|m| m * pair_variance_share(1, head_runs[j]).sqrt()))
                 .reduce(f64::max),
             plain: plain_others_spread(sorted_moves, moves[j]),
         },

@@ -1,8 +1,10 @@
 //! A stored baseline's head re-run: after the first head run, the benchmarks left
-//! `inconclusive` run again on the head, the head's runs are pooled (their median), and the
-//! comparison is decided again, up to a plan's last look. Each look spends its share of the
-//! error rates ([`Plan::Reruns`]), and a benchmark keeps the verdict of the look that decided
-//! it, so stopping whenever the runner likes cannot raise either error rate.
+//! `inconclusive`, and those `regressed` (to be confirmed), run again on the head, the head's
+//! runs are pooled (their median), and the comparison is decided again, up to a plan's last
+//! look. Each look spends its share of the error rates ([`Plan::Reruns`]); a benchmark keeps
+//! the verdict of the look that decided it, and a claimed regression stands unless a later
+//! look decides it otherwise, so every verdict is one some look reached and stopping whenever
+//! the runner likes cannot raise either error rate.
 
 use std::collections::HashMap;
 
@@ -22,6 +24,9 @@ pub struct HeadReruns {
     /// measure keeps that result (judging it again at the same look would spend its share
     /// twice).
     open: HashMap<String, BenchmarkResult>,
+    /// Regressions claimed at a look and run again to be confirmed, each as its newest look
+    /// claimed it: it stands unless a later look decides the benchmark otherwise.
+    claimed: HashMap<String, BenchmarkResult>,
     /// The budgets as the first head run, the whole suite's, met them.
     budgets: Option<Vec<crate::budget::BudgetResult>>,
 }
@@ -31,8 +36,10 @@ pub struct HeadReruns {
 pub struct Look {
     /// Every benchmark, each with the verdict of the look that decided it.
     pub decision: Decision,
-    /// The ids to run again: `inconclusive` at this look with noise calibrated by history, in
-    /// its newest head run, and allowed by the caller; empty at the last look.
+    /// The ids to run again: `inconclusive` or `regressed` (to be confirmed) at this look with
+    /// noise calibrated by history, in its newest head run, and allowed by the caller; empty at
+    /// the last look. In `decision`, a regression some look claimed reads `regressed` until a
+    /// look decides it otherwise.
     pub open: Vec<String>,
 }
 
@@ -43,6 +50,7 @@ impl HeadReruns {
             max: max.max(1),
             decided: HashMap::new(),
             open: HashMap::new(),
+            claimed: HashMap::new(),
             budgets: None,
         }
     }
@@ -91,9 +99,17 @@ impl HeadReruns {
             {
                 *b = before.clone();
             }
+            // A regression runs again too, to be confirmed: one head run's jump (a neighbour,
+            // a hash seed) reads as a regression at the first look, and the median of three
+            // does not. The claim stands unless a later look decides otherwise (`pass`,
+            // `warn`, `improved`): every verdict left is one some look reached, so the union
+            // bound over the looks holds both error rates.
+            if b.verdict == Verdict::Regressed {
+                self.claimed.insert(b.id.clone(), b.clone());
+            }
             // An uncalibrated benchmark never passes, however many head runs it gets (its
             // assumed noise is its floor): only history's can be decided by another run.
-            let again = b.verdict == Verdict::Inconclusive
+            let again = matches!(b.verdict, Verdict::Inconclusive | Verdict::Regressed)
                 && b.noise_source == Some(NoiseSource::History)
                 && b.ratio.is_some()
                 && b.rounds == runs
@@ -102,7 +118,18 @@ impl HeadReruns {
             if again {
                 open.push(b.id.clone());
                 self.open.insert(b.id.clone(), b.clone());
+                // Should the runner stop here, the claim stands.
+                if b.verdict == Verdict::Inconclusive
+                    && let Some(claim) = self.claimed.get(&b.id)
+                {
+                    *b = claim.clone();
+                }
             } else {
+                if b.verdict == Verdict::Inconclusive
+                    && let Some(claim) = self.claimed.get(&b.id)
+                {
+                    *b = claim.clone();
+                }
                 self.decided.insert(b.id.clone(), b.clone());
             }
         }

@@ -267,6 +267,9 @@ pub(super) fn rounds_text(b: &BenchmarkResult) -> String {
     if b.futile {
         notes.push("stopped early".to_owned());
     }
+    if b.base_runs > 1 {
+        notes.push(format!("base: median of {} runs", b.base_runs));
+    }
     if notes.is_empty() {
         b.rounds.to_string()
     } else {

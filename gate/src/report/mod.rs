@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use crate::decision::{
     BenchmarkResult, Decision, Mode, NoiseSource, Overall, UNCALIBRATED_RUN_NOISE, Verdict,
 };
-use crate::noise::INTERFERED_CUT;
+use crate::noise::{INTERFERED_CUT, POOLED_BASE_RUNS};
 use crate::policy::Policy;
 use crate::sequential::FUTILITY_POWER;
 
@@ -770,7 +770,7 @@ fn comparison_sentence(decision: &Decision, context: &Context, policy: &Policy) 
         .filter(|b| b.ratio.is_some())
         .count();
     format!(
-        "Head `{}` against base `{}` ({how}){machine}, comparing the {} time per iteration of each round. A benchmark passes when a slowdown as large as its limit is excluded with {:.0}% confidence; it fails only when it is at least the limit and significant after Holm's correction over {compared} benchmarks ({:.0}% chance of any false alarm per comparison). \"Decided on\" is the one-sided bound the verdict rests on (at most, at least, or both for a warning), adaptive looks each spending a share of these rates; the noise comes from {}.",
+        "Head `{}` against base `{}` ({how}){machine}, comparing the {} time per iteration of each round. A benchmark passes when a slowdown as large as its limit is excluded with {:.0}% confidence; it fails only when it is at least the limit and significant after Holm's correction over {compared} benchmarks ({:.0}% chance of any false alarm per comparison). \"Decided on\" is the one-sided bound the verdict rests on (at most, at least, or both for a warning), adaptive looks each spending a share of these rates; the noise comes from {}.{}",
         context.head,
         context.base,
         match policy.statistic {
@@ -780,7 +780,34 @@ fn comparison_sentence(decision: &Decision, context: &Context, policy: &Policy) 
         },
         policy.confidence * 100.0,
         policy.false_alarm_rate * 100.0,
-        noise_sources(decision)
+        noise_sources(decision),
+        pooled_bases(decision)
+    )
+}
+
+/// The sentence on bases that are the median of several stored runs, if any is.
+fn pooled_bases(decision: &Decision) -> String {
+    let pooled = decision
+        .benchmarks
+        .iter()
+        .filter(|b| b.base_runs > 1)
+        .count();
+    if pooled == 0 {
+        return String::new();
+    }
+    format!(
+        " The base of {} is the median of the base run and the base commit's newest runs before it (up to {POOLED_BASE_RUNS} in all, \"base: median of N runs\"): the base run sat at their level, so they measured what it did, with less noise than one run; a base run that moved away from them is compared alone.",
+        if pooled
+            == decision
+                .benchmarks
+                .iter()
+                .filter(|b| b.ratio.is_some())
+                .count()
+        {
+            "every benchmark".to_owned()
+        } else {
+            format!("{pooled} benchmark{}", if pooled == 1 { "" } else { "s" })
+        }
     )
 }
 

@@ -94,6 +94,8 @@ struct SummaryBenchmark<'a> {
     rounds: usize,
     #[serde(default, skip_serializing_if = "is_zero")]
     set_aside: usize,
+    #[serde(default, skip_serializing_if = "is_at_most_one")]
+    base_runs: usize,
     p_slower: Option<f64>,
     throughput: Option<SummaryThroughput<'a>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -113,6 +115,10 @@ struct SummaryBenchmark<'a> {
 struct SummaryThroughput<'a> {
     kind: Cow<'a, str>,
     amount: u64,
+}
+
+fn is_at_most_one(n: &usize) -> bool {
+    *n <= 1
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -175,6 +181,7 @@ pub fn summary<'a>(decision: &'a Decision, context: &'a Context, policy: &Policy
                 noise_source: b.noise_source,
                 rounds: b.rounds,
                 set_aside: b.set_aside,
+                base_runs: b.base_runs,
                 p_slower: b.p_slower,
                 throughput: b
                     .throughput_per_iteration
@@ -480,6 +487,7 @@ fn benchmark_of(
         uncalibrated: b.uncalibrated,
         rounds: b.rounds,
         set_aside: b.set_aside,
+        base_runs: b.base_runs.max(usize::from(b.ratio.is_some())),
         bound: b.bound,
         detectable: b.detectable,
         too_noisy: b.too_noisy,
