@@ -882,3 +882,120 @@ fn a_requested_run_through_the_action_gates_the_pinned_head() {
     assert!(sticky.contains("**Requested by @maint**"), "{sticky}");
     assert!(sticky.contains("push"), "{sticky}");
 }
+
+/// #46 end to end, with two CPU hogs running throughout: `main` benchmarked at eleven commits
+/// through the Action's `push` mode (stored in the service), then a pull request whose one
+/// change is in `seal`, the function both AEAD seal benchmarks call. Its `pr` job (bench,
+/// ingest, upload, gate with head re-runs) fails those two, confirmed by two re-runs, and
+/// judges the four others on their own noise: the second real change does not blind the gate
+/// to the rest. (A floor the changes raised, as before #46, gives every other benchmark a band
+/// of about ±70% and leaves all four `inconclusive`.) With two hogs spinning on two cores these
+/// microsecond benchmarks move 7–14% from run to run, close to the 10% throughput limit: in
+/// four runs here 4, 4, 2 and 3 or 4 of the four passed, and those that did not were
+/// `inconclusive` and reported too noisy to gate. So the test asks that none is `regressed`,
+/// that each one undecided says why, and that at least one passes. The AEAD and framing
+/// workloads only: the loopback handshake moved 15% from run to run under the hogs.
+#[test]
+fn a_change_to_a_shared_function_fails_both_its_benchmarks_and_passes_the_others_under_load() {
+    let world = World::new(true);
+    let _hogs = [CpuHog::start(), CpuHog::start()];
+    let bench =
+        "cargo bench --locked --offline --bench sample_workloads -- --noplot ^(aead|framing)/";
+    let dir = world.workspace.clone();
+    let inputs = |mode: &'static str| {
+        let mut with = world.with(mode);
+        // Wall time only: the counts have their own end-to-end test.
+        with.retain(|(name, _)| !name.starts_with("instructions"));
+        with.push(("bench-command", bench));
+        with
+    };
+
+    // Eleven pushes to main: `A`, then ten commits that change only a note.
+    let mut base = world.commits[0].clone();
+    for i in 0..11 {
+        if i > 0 {
+            git(&dir, &["checkout", "-q", "main"]);
+            std::fs::write(dir.join("NOTES.md"), format!("main {i}\n")).unwrap();
+            git(&dir, &["add", "NOTES.md"]);
+            git(&dir, &["commit", "-q", "-m", &format!("main {i}")]);
+            base = git(&dir, &["rev-parse", "HEAD"]);
+        }
+        let mut job = world.job(
+            &format!("main-{i}"),
+            "push",
+            json!({"ref": "refs/heads/main", "after": base}),
+            &base,
+        );
+        job.github.insert("run_id".into(), format!("{}", 5000 + i));
+        let mut with = inputs("push");
+        with.push(("warn-only", "true"));
+        let run = job.run(&with);
+        assert!(run.succeeded(), "main {i}\n{}", run.logs());
+    }
+    assert_eq!(world.service_runs().len(), 11);
+
+    // The pull request: every record sealed twice, in the one function both seal benchmarks
+    // call.
+    git(&dir, &["checkout", "-q", "-b", "seal-twice", &base]);
+    let lib = dir.join("src/lib.rs");
+    let code = std::fs::read_to_string(&lib).unwrap();
+    let once = "    let mut first = 0;\n    for _ in 0..times {";
+    assert!(code.contains(once), "{code}");
+    std::fs::write(
+        &lib,
+        code.replace(once, "    let mut first = 0;\n    for _ in 0..2 * times {"),
+    )
+    .unwrap();
+    git(&dir, &["commit", "-q", "-am", "seal every record twice"]);
+    let head = git(&dir, &["rev-parse", "HEAD"]);
+    let job = world.job(
+        "seal-twice",
+        "pull_request",
+        fake_github::pull_request_event(8, &head),
+        &head,
+    );
+    let run = job.run(&inputs("pr"));
+    assert_eq!(
+        run.step("Run benchgate").outcome,
+        Outcome::Failure(Some(1)),
+        "{}",
+        run.logs()
+    );
+    let summary = report(&run);
+    assert_eq!(summary["base_commit"], base.as_str(), "{summary:#}");
+    assert_eq!(summary["head_commit"], head.as_str());
+    assert_eq!(summary["mode"], "stored-baseline");
+    let compared: Vec<&Value> = summary["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| !b["ratio"].is_null())
+        .collect();
+    let (sealed, others): (Vec<&Value>, Vec<&Value>) = compared
+        .iter()
+        .partition(|b| b["id"].as_str().unwrap().starts_with("aead/seal/"));
+    assert_eq!((sealed.len(), others.len()), (2, 4), "{summary:#}");
+    for b in &sealed {
+        assert_eq!(b["verdict"], "regressed", "{b:#}");
+        assert_eq!(b["rounds"], 3, "confirmed by two re-runs: {b:#}");
+        let ratio = b["ratio"].as_f64().unwrap();
+        assert!((1.5..3.0).contains(&ratio), "twice the sealing: {b:#}");
+    }
+    for b in &others {
+        assert_eq!(b["noise_source"], "history", "{b:#}");
+        let too_noisy = !b["too_noisy"].is_null();
+        assert!(
+            b["verdict"] == "pass" || (b["verdict"] == "inconclusive" && too_noisy),
+            "{b:#}\n{}",
+            run.logs()
+        );
+    }
+    let passed = others.iter().filter(|b| b["verdict"] == "pass").count();
+    assert!(passed >= 1, "{passed} of 4 passed\n{summary:#}");
+    let gate = &run.step("Run benchgate").log;
+    assert!(
+        gate.contains("2 regressions to confirm, running them again"),
+        "{gate}"
+    );
+    world.github.assert_no_violations();
+}
