@@ -221,6 +221,11 @@ pub fn runner_arch() -> &'static str {
 }
 
 /// Variables a hosted runner's environment has that the steps need here (the toolchain).
+/// Not `CARGO_TARGET_DIR`: each job builds its workspace's crate into the workspace's own
+/// target directory, as a runner does. Passed through, it made the tests that run the Action
+/// at once share one target directory, and a job could measure another test's build of the
+/// sample crate (seen with `CARGO_TARGET_DIR` set for `cargo test`: the push test's base run
+/// measured a head's 64-fold seal).
 const PASSED_THROUGH: &[&str] = &[
     "PATH",
     "HOME",
@@ -230,7 +235,6 @@ const PASSED_THROUGH: &[&str] = &[
     "CARGO_HOME",
     "RUSTUP_HOME",
     "RUSTUP_TOOLCHAIN",
-    "CARGO_TARGET_DIR",
 ];
 
 impl Job {
