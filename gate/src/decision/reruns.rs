@@ -118,18 +118,15 @@ impl HeadReruns {
             if again {
                 open.push(b.id.clone());
                 self.open.insert(b.id.clone(), b.clone());
-                // Should the runner stop here, the claim stands.
-                if b.verdict == Verdict::Inconclusive
-                    && let Some(claim) = self.claimed.get(&b.id)
-                {
-                    *b = claim.clone();
-                }
-            } else {
-                if b.verdict == Verdict::Inconclusive
-                    && let Some(claim) = self.claimed.get(&b.id)
-                {
-                    *b = claim.clone();
-                }
+            }
+            // A claim stands while later looks leave the benchmark undecided, and should the
+            // runner stop here.
+            if b.verdict == Verdict::Inconclusive
+                && let Some(claim) = self.claimed.get(&b.id)
+            {
+                *b = claim.clone();
+            }
+            if !again {
                 self.decided.insert(b.id.clone(), b.clone());
             }
         }
