@@ -222,14 +222,16 @@ fn history_on_the_fingerprint_calibrates_the_noise() {
         String::from_utf8_lossy(&p25_without)
     );
     assert_ne!(p25_without, without, "the p25 policy judged something else");
-    // A base run 8% off the runs before it (beyond half the 11.1% limit) is compared alone:
-    // the pull request is not blamed for what its base commit did.
+    // A base run 8% off the runs before it (far beyond 2.5 standard deviations of a ±1%
+    // history, and beyond half the 11.1% limit) is compared alone: the pull request is not
+    // blamed for what its base commit did.
     let moved = scaled_copy(TREE, 1.08);
     ingest(dir.path(), moved.path(), &commits[12], "push");
     let (_, alone) = gate_json(
         dir.path(),
         &["--head", &head, "--base-commit", &commits[12]],
     );
+    assert_eq!(alone["base_commit"], commits[12].as_str(), "{alone:#}");
     let one_alone = benchmark(&alone, ONE);
     assert!(one_alone["base_runs"].is_null(), "{one_alone:#}");
 }
@@ -472,6 +474,11 @@ fn undecided_benchmarks_run_again_on_the_head_and_a_real_slowdown_fails() {
     );
     assert!(md.contains("**rounds** is how many head runs"), "{md}");
     assert_eq!(md.contains("base: median of 5 runs"), pooled, "{md}");
+    assert_eq!(
+        md.contains("is the median of the base run and the base commit's newest runs before it"),
+        pooled,
+        "{md}"
+    );
     // Without the bench command, or with --max-runs 1, nothing runs again.
     let (code, once) = gate_json(
         dir,
