@@ -267,6 +267,14 @@ fn report(run: &ActionRun) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
+/// The comment's table row of benchmark `id` (named with its trend link).
+fn comment_row<'a>(comment: &'a str, id: &str) -> &'a str {
+    comment
+        .lines()
+        .find(|l| l.starts_with(&format!("| `{id}` ([trend](")))
+        .unwrap_or_else(|| panic!("no row of {id}: {comment}"))
+}
+
 fn benchmark<'a>(report: &'a Value, id: &str) -> &'a Value {
     report["benchmarks"]
         .as_array()
@@ -425,10 +433,7 @@ fn a_pull_request_end_to_end() {
     );
     assert!(comment_body.contains(SLOWED), "{comment_body}");
     if world.counting {
-        let row = comment_body
-            .lines()
-            .find(|l| l.starts_with(&format!("| `{SLOWED}` ([trend](")))
-            .unwrap_or_else(|| panic!("{comment_body}"));
+        let row = comment_row(&comment_body, SLOWED);
         assert!(
             row.ends_with("higher (worse): regressed |"),
             "both verdicts on one row: {row}"
@@ -884,31 +889,29 @@ fn a_requested_run_through_the_action_gates_the_pinned_head() {
 }
 
 /// #46 end to end, with two CPU hogs running throughout: `main` benchmarked at eleven commits
-/// through the Action's `push` mode (stored in the service), then a pull request whose one
-/// change is in `seal`, the function both AEAD seal benchmarks call. Its `pr` job (bench,
-/// ingest, upload, gate with head re-runs) fails those two, runs them again to confirm them,
-/// and judges the four others on their own noise: none is `regressed`, and one left undecided
-/// says it is too noisy to gate. Under the hogs alone, most of the four pass (4, 4, 2, and 3
-/// or 4 in four runs); with the suite's other tests running beside it as well, their bands
-/// reach ±37% and they may all stay undecided, and a seal benchmark's re-runs may be too noisy
-/// to decide, leaving the first look's `regressed` standing, so the test asks neither. The
-/// AEAD and framing workloads only: the loopback handshake moved 15% from run to run under
-/// the hogs. Run on demand (`--ignored`): with the suite's tests beside it, the seal's
-/// history itself becomes so noisy that twice the work is once left `inconclusive` at every
-/// look, and the job passes (seen in a fresh clone's run); run alone under the hogs it has
-/// also failed so (docs/accuracy.md, "Not reliable even alone").
+/// through the Action's `push` mode (stored in the service, wall time and instruction counts),
+/// then a pull request whose one change is in `seal`, the function both AEAD seal benchmarks
+/// call. Its `pr` job (bench, count, ingest, upload, gate with head re-runs) fails on the two
+/// seal counts, exactly twice the instructions, and passes every other count, judged against
+/// the stored history beside the two real changes. Wall time under the hogs moves each
+/// benchmark's fastest sample by 10–40% from run to run (three runnable threads on two cores),
+/// so its bands reach ±60–97%: no unchanged benchmark may read `regressed` and neither seal may
+/// `pass`, and whatever stays undecided was run again, up to three head runs
+/// (docs/accuracy.md, "Not reliable even alone": wall time alone under the hogs did not decide
+/// a 2x change).
 #[test]
-#[ignore = "#46's end to end under two CPU hogs, on demand: wall time under the hogs is at times too noisy to decide a 2x change (docs/accuracy.md)"]
 fn a_change_to_a_shared_function_fails_both_its_benchmarks_and_passes_the_others_under_load() {
     let world = World::new(true);
+    if !world.counting {
+        // `tools_present` said what is missing (and failed where they are required).
+        return;
+    }
     let _hogs = [CpuHog::start(), CpuHog::start()];
     let bench =
         "cargo bench --locked --offline --bench sample_workloads -- --noplot ^(aead|framing)/";
     let dir = world.workspace.clone();
     let inputs = |mode: &'static str| {
         let mut with = world.with(mode);
-        // Wall time only: the counts have their own end-to-end test.
-        with.retain(|(name, _)| !name.starts_with("instructions"));
         with.push(("bench-command", bench));
         with
     };
@@ -968,35 +971,92 @@ fn a_change_to_a_shared_function_fails_both_its_benchmarks_and_passes_the_others
     assert_eq!(summary["base_commit"], base.as_str(), "{summary:#}");
     assert_eq!(summary["head_commit"], head.as_str());
     assert_eq!(summary["mode"], "stored-baseline");
+    assert_eq!(summary["verdict"], "regressed", "{summary:#}");
     let compared: Vec<&Value> = summary["benchmarks"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|b| !b["ratio"].is_null())
         .collect();
-    let (sealed, others): (Vec<&Value>, Vec<&Value>) = compared
+    let (counted, timed): (Vec<&Value>, Vec<&Value>) =
+        compared.iter().partition(|b| b["unit"] == "instructions");
+
+    // Instruction counts: the two seals exactly twice the work, judged on the stored history;
+    // every other count where it was.
+    assert_eq!(counted.len(), 9, "gungraun's nine benchmarks: {summary:#}");
+    for b in &counted {
+        let id = b["id"].as_str().unwrap();
+        let ratio = b["ratio"].as_f64().unwrap();
+        if id.starts_with("aead/seal/") {
+            assert_eq!(b["verdict"], "regressed", "{b:#}");
+            assert!((1.95..2.05).contains(&ratio), "twice the sealing: {b:#}");
+        } else {
+            assert_eq!(b["verdict"], "pass", "{b:#}\n{}", run.logs());
+            assert!((ratio - 1.0).abs() < 0.005, "{b:#}");
+        }
+    }
+    assert_eq!(
+        counted
+            .iter()
+            .filter(|b| b["verdict"] == "regressed")
+            .count(),
+        2,
+        "{summary:#}"
+    );
+
+    // Wall time: no false alarm beside the change, no pass for the changed, and what stayed
+    // undecided had its three head runs.
+    let (sealed, others): (Vec<&Value>, Vec<&Value>) = timed
         .iter()
         .partition(|b| b["id"].as_str().unwrap().starts_with("aead/seal/"));
     assert_eq!((sealed.len(), others.len()), (2, 4), "{summary:#}");
     for b in &sealed {
-        assert_eq!(b["verdict"], "regressed", "{b:#}\n{}", run.logs());
-        let ratio = b["ratio"].as_f64().unwrap();
-        assert!((1.3..4.0).contains(&ratio), "twice the sealing: {b:#}");
+        assert!(
+            b["verdict"] == "regressed" || b["verdict"] == "inconclusive",
+            "twice the sealing: {b:#}\n{}",
+            run.logs()
+        );
+        assert!(b["ratio"].as_f64().unwrap() > 1.0, "{b:#}");
     }
     for b in &others {
         assert_eq!(b["noise_source"], "history", "{b:#}");
-        let too_noisy = !b["too_noisy"].is_null();
         assert!(
-            b["verdict"] == "pass" || (b["verdict"] == "inconclusive" && too_noisy),
+            b["verdict"] == "pass" || b["verdict"] == "inconclusive",
             "{b:#}\n{}",
             run.logs()
         );
     }
     let gate = &run.step("Run benchgate").log;
-    assert!(
-        gate.contains("head run 2/3:")
-            && gate.contains("2 regressions to confirm, running them again"),
-        "{gate}"
-    );
+    eprintln!("the pull request's gate:\n{gate}");
+    for b in &timed {
+        if b["verdict"] == "inconclusive" {
+            assert_eq!(b["rounds"], 3, "undecided after every head run: {b:#}");
+        }
+    }
+    let reran = timed.iter().any(|b| b["rounds"].as_u64().unwrap() > 1);
+    assert_eq!(gate.contains("head run 2/3:"), reran, "{gate}");
+
+    // The check fails, and the comment says which counts did it.
+    let data = world.github.data();
+    let check = data
+        .check_runs
+        .iter()
+        .rev()
+        .find(|c| c["head_sha"] == head.as_str())
+        .unwrap_or_else(|| panic!("{:#?}", data.check_runs));
+    assert_eq!(check["conclusion"], "failure", "{check:#}");
+    let comment = &data.comments.last().unwrap().2;
+    assert!(comment.contains("benchgate regressed"), "{comment}");
+    for seal in [
+        "aead/seal/chacha20-poly1305/16 KiB",
+        "aead/seal/aes-256-gcm/16 KiB",
+    ] {
+        let row = comment_row(comment, seal);
+        assert!(
+            row.ends_with("higher (worse): regressed |"),
+            "the count's verdict on the seal's row: {row}"
+        );
+    }
+    drop(data);
     world.github.assert_no_violations();
 }
