@@ -895,8 +895,9 @@ fn a_requested_run_through_the_action_gates_the_pinned_head() {
 /// seal counts, exactly twice the instructions, and passes every other count, judged against
 /// the stored history beside the two real changes. Wall time under the hogs moves each
 /// benchmark's fastest sample by 10–40% from run to run (three runnable threads on two cores),
-/// so its bands reach ±60–97%: no unchanged benchmark may read `regressed` and neither seal may
-/// `pass`, and whatever stays undecided was run again, up to three head runs
+/// so its bands reach ±60–97%: no unchanged benchmark may read `regressed` (one left undecided
+/// says it is too noisy to gate), neither seal may `pass` (both read 1.3–4x slower), and
+/// whatever stays undecided was run again, up to three head runs
 /// (docs/accuracy.md, "Not reliable even alone": wall time alone under the hogs did not decide
 /// a 2x change).
 #[test]
@@ -1004,7 +1005,8 @@ fn a_change_to_a_shared_function_fails_both_its_benchmarks_and_passes_the_others
         "{summary:#}"
     );
 
-    // Wall time: no false alarm beside the change, no pass for the changed, and what stayed
+    // Wall time: no false alarm beside the change (an unchanged benchmark left undecided says
+    // it is too noisy to gate), the changed read 1.3-4x and never pass, and what stayed
     // undecided had its three head runs.
     let (sealed, others): (Vec<&Value>, Vec<&Value>) = timed
         .iter()
@@ -1016,12 +1018,14 @@ fn a_change_to_a_shared_function_fails_both_its_benchmarks_and_passes_the_others
             "twice the sealing: {b:#}\n{}",
             run.logs()
         );
-        assert!(b["ratio"].as_f64().unwrap() > 1.0, "{b:#}");
+        let ratio = b["ratio"].as_f64().unwrap();
+        assert!((1.3..4.0).contains(&ratio), "twice the sealing: {b:#}");
     }
     for b in &others {
         assert_eq!(b["noise_source"], "history", "{b:#}");
+        let too_noisy = !b["too_noisy"].is_null();
         assert!(
-            b["verdict"] == "pass" || b["verdict"] == "inconclusive",
+            b["verdict"] == "pass" || (b["verdict"] == "inconclusive" && too_noisy),
             "{b:#}\n{}",
             run.logs()
         );
