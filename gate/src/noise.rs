@@ -168,8 +168,12 @@ pub fn pair_variance_share(base_runs: usize, head_runs: usize) -> f64 {
 }
 
 /// The most runs a stored baseline's level is the median of: the base run and its newest
-/// runs before it.
-pub const POOLED_BASE_RUNS: usize = 5;
+/// runs before it. Nine, not five: the median of nine carries 0.175 of one run's variance
+/// against five's 0.287, which took latency slowdowns of 1.5 times the limit `regressed` with
+/// re-runs on the idle recordings from 88.9–89.3% to 90.3–90.5%, with no identical
+/// comparison more `regressed` and a base commit's own step of just under half the limit
+/// blamed on the pull request no more often (docs/accuracy.md, "A base of nine runs").
+pub const POOLED_BASE_RUNS: usize = 9;
 
 /// How far, in standard deviations of their difference, the base run may sit from the median
 /// of the runs before it and still be taken for the same level.

@@ -9,6 +9,7 @@ mod common;
 use benchgate_collector::{Measurement, Throughput};
 use benchgate_gate::Policy;
 use benchgate_gate::decision::{Input, Mode, NoiseSource, Overall, Verdict, evaluate};
+use benchgate_gate::noise::POOLED_BASE_RUNS;
 use common::measurement;
 
 /// Deterministic standard-normal noise (xorshift + Box–Muller).
@@ -946,9 +947,9 @@ fn a_stored_baseline_is_the_median_of_the_base_commits_newest_runs_unless_the_ba
         let decision = decide(&base, &head, &history);
         let level = {
             let runs = &history["t"];
-            let mut newest = runs[runs.len() - 5..].to_vec();
+            let mut newest = runs[runs.len() - POOLED_BASE_RUNS..].to_vec();
             newest.sort_by(f64::total_cmp);
-            newest[2]
+            newest[POOLED_BASE_RUNS / 2]
         };
         (
             result_of(&decision, "t"),
@@ -959,10 +960,10 @@ fn a_stored_baseline_is_the_median_of_the_base_commits_newest_runs_unless_the_ba
     };
 
     // The base run 2.5% above 1000, within the noise of the runs before it and a quarter of
-    // the limit: the base is the median of it and its four newest runs, and the change is the
-    // head's against that.
+    // the limit: the base is the median of it and its newest runs before it, and the change is
+    // the head's against that.
     let (at_level, level, _, head) = judge(&target, 1025.0, 1150.0);
-    assert_eq!(at_level.base_runs, 5, "{at_level:?}");
+    assert_eq!(at_level.base_runs, POOLED_BASE_RUNS, "{at_level:?}");
     assert!(
         (at_level.ratio.unwrap() - (head - level).exp()).abs() < 1e-9,
         "{at_level:?}"
@@ -983,9 +984,9 @@ fn a_stored_baseline_is_the_median_of_the_base_commits_newest_runs_unless_the_ba
     assert_ne!(moved.verdict, Verdict::Regressed, "{moved:?}");
 
     // A benchmark whose runs jump by 25% one run in five (a hash seed): one head run 25%
-    // slower may be that jump, and a base of five runs does not make it less likely.
+    // slower may be that jump, and a base of nine runs does not make it less likely.
     let (jumps, _, _, _) = judge(&jumpy, 1000.0, 1250.0);
-    assert_eq!(jumps.base_runs, 5, "{jumps:?}");
+    assert_eq!(jumps.base_runs, POOLED_BASE_RUNS, "{jumps:?}");
     assert_eq!(jumps.verdict, Verdict::Inconclusive, "{jumps:?}");
 }
 

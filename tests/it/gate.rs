@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use crate::support::*;
+use benchgate_gate::noise::POOLED_BASE_RUNS;
 
 const TREE: &str = "dicethedev__MerkleForge/target/criterion";
 /// One benchmark of TREE (Bytes throughput), slowed alone in the tests below: its directory
@@ -159,9 +160,10 @@ fn history_on_the_fingerprint_calibrates_the_noise() {
     );
     assert_eq!(one["noise_source"], "history");
     assert_eq!(one["uncalibrated"], false);
-    // The base run (wobble 1.0) sits at the level of the four runs before it (1.007, 0.998,
-    // 1.003, 0.992: median 1.0005), so its base is the median of five stored runs.
-    assert_eq!(one["base_runs"], 5, "{one:#}");
+    // The base run (wobble 1.0) sits at the level of the eight runs before it (1.005, 0.995,
+    // 1.0, 1.01, 0.992, 1.003, 0.998, 1.007: median 1.0015), so its base is the median of nine
+    // stored runs.
+    assert_eq!(one["base_runs"], POOLED_BASE_RUNS, "{one:#}");
     // 12% slower exceeds a throughput benchmark's 11.1% limit, far outside a ±1% history.
     assert_eq!(one["verdict"], "regressed");
     assert_eq!(summary["counts"]["regressed"], 1);
@@ -184,7 +186,10 @@ fn history_on_the_fingerprint_calibrates_the_noise() {
         ],
     );
     let md = std::fs::read_to_string(md).unwrap();
-    assert!(md.contains("base: median of 5 runs"), "{md}");
+    assert!(
+        md.contains(&format!("base: median of {POOLED_BASE_RUNS} runs")),
+        "{md}"
+    );
     assert!(
         md.contains("is the median of the base run and the base commit's newest runs before it"),
         "{md}"
@@ -444,7 +449,7 @@ fn undecided_benchmarks_run_again_on_the_head_and_a_real_slowdown_fails() {
     // their level, which real runs on a shared machine need not do (CI once measured it
     // apart): `history_on_the_fingerprint_calibrates_the_noise` pins both cases on set values.
     // Here the summary and the report must agree on which it was.
-    let pooled = push["base_runs"] == 5;
+    let pooled = push["base_runs"] == POOLED_BASE_RUNS;
     assert!(pooled || push["base_runs"].is_null(), "{push:#}");
     assert_eq!(push["noise_source"], "history", "{push:#}");
     let mix = benchmark(&summary, "mix");
@@ -473,7 +478,11 @@ fn undecided_benchmarks_run_again_on_the_head_and_a_real_slowdown_fails() {
         "{md}"
     );
     assert!(md.contains("**rounds** is how many head runs"), "{md}");
-    assert_eq!(md.contains("base: median of 5 runs"), pooled, "{md}");
+    assert_eq!(
+        md.contains(&format!("base: median of {POOLED_BASE_RUNS} runs")),
+        pooled,
+        "{md}"
+    );
     assert_eq!(
         md.contains("is the median of the base run and the base commit's newest runs before it"),
         pooled,
