@@ -28,12 +28,15 @@ use benchgate_gate::Policy;
 use benchgate_gate::decision::{
     HeadReruns, Input, Metric, Mode, Plan, Verdict, evaluate, evaluate_with, round_statistic,
 };
+use benchgate_gate::noise::SAME_LEVEL_SHARE_OF_LIMIT;
 use benchgate_gate::policy::Statistic;
 
 const ROUNDS: usize = 3;
 /// The most rounds adaptive A/B runs (`benchgate ab`'s default `--max-rounds`).
 const MAX_ROUNDS: usize = 8;
 const HISTORY: usize = 10;
+/// The most runs before the base a stored baseline's history holds in the harness.
+const HISTORY_WINDOW: usize = 30;
 /// What one plain run of a benchmark costs at Criterion's defaults (3 s warm-up, 5 s
 /// measurement) in runs of it at the recordings' timing (0.2 s + 0.6 s, the timing `ab`'s plan
 /// gives each round with Criterion's defaults), with the analysis and the process a short run
@@ -604,7 +607,10 @@ fn measure_recording(table: &mut Table, policy: &Policy, runs: &[Vec<Measurement
     for i in HISTORY..runs.len() - 1 {
         let base = vec![runs[i].clone()];
         let head = vec![runs[i + 1].clone()];
-        let history = ln_history(&runs[i.saturating_sub(30)..=i], policy.statistic);
+        let history = ln_history(
+            &runs[i.saturating_sub(HISTORY_WINDOW)..=i],
+            policy.statistic,
+        );
         tally_comparison(
             table,
             policy,
@@ -712,15 +718,16 @@ fn measure_recording(table: &mut Table, policy: &Policy, runs: &[Vec<Measurement
 /// in [`tally_base_step`].
 const BASE_STEP_RUNS_AGO: [usize; 4] = [1, 2, 3, 5];
 
-/// Just under half the limit, as a slowdown: the largest step of its base commit a base run
-/// is still pooled with the runs before it across (`SAME_LEVEL_SHARE_OF_LIMIT`).
+/// Just under `SAME_LEVEL_SHARE_OF_LIMIT` of the limit (as a log ratio), as a slowdown: about
+/// the largest step of its base commit a base run is still pooled with the runs before it
+/// across.
 fn half_limit_step(m: &Measurement) -> f64 {
-    let limit = if m.throughput.is_some() {
-        THROUGHPUT_LIMIT
+    let metric = if m.throughput.is_some() {
+        Metric::Throughput
     } else {
-        0.15
+        Metric::Time
     };
-    0.95 * ((1.0 + limit).sqrt() - 1.0)
+    0.95 * ((1.0 + limit(metric)).powf(SAME_LEVEL_SHARE_OF_LIMIT) - 1.0)
 }
 
 /// Identical code on a base whose own commit `k` runs before it slowed one benchmark by just
@@ -735,22 +742,17 @@ fn tally_base_step(
     i: usize,
     k: usize,
 ) {
-    let start = i.saturating_sub(30);
-    for id in runs[i].iter().map(|m| m.id.as_str().to_owned()) {
+    let start = i.saturating_sub(HISTORY_WINDOW);
+    for (id, step) in runs[i]
+        .iter()
+        .map(|m| (m.id.as_str().to_owned(), half_limit_step(m)))
+    {
         let stepped: Vec<Vec<Measurement>> = runs[start..=i + HEAD_RUNS]
             .iter()
             .enumerate()
             .map(|(j, run)| {
                 if start + j + k > i {
-                    run.iter()
-                        .map(|m| {
-                            if m.id.as_str() == id {
-                                slowed(m, half_limit_step(m))
-                            } else {
-                                m.clone()
-                            }
-                        })
-                        .collect()
+                    slow_one(run, &id, step)
                 } else {
                     run.clone()
                 }
@@ -892,7 +894,10 @@ fn measure_real_changes(table: &mut Table, policy: &Policy, state: &str) {
         let plural = if k == 1 { "" } else { "s" };
         for i in HISTORY..history.len() {
             let base = &history[i];
-            let runs = ln_history(&history[i.saturating_sub(30)..=i], policy.statistic);
+            let runs = ln_history(
+                &history[i.saturating_sub(HISTORY_WINDOW)..=i],
+                policy.statistic,
+            );
             // The changed benchmarks themselves, twice the work (δ = 100%), as each mode
             // judges them.
             let one_run = evaluate(
