@@ -922,6 +922,13 @@ fn a_stored_baseline_is_the_median_of_the_base_commits_newest_runs_unless_the_ba
     let jumpy: Vec<f64> = (0..20)
         .map(|i| 1000f64.ln() + 0.003 * noise.normal() + if i % 5 == 2 { 0.25 } else { 0.0 })
         .collect();
+    // A benchmark with a faster mode 12% down, one run in four.
+    let moded: Vec<f64> = (0..20)
+        .map(|i| {
+            let mode = if i % 4 == 0 { 880f64 } else { 1000.0 };
+            mode.ln() + 0.01 * noise.normal()
+        })
+        .collect();
     let mut judge = |series: &[f64], base_ns: f64, head_ns: f64| {
         let side = |ns: f64| {
             let mut run: Vec<Measurement> = quiet_ids
@@ -982,6 +989,22 @@ fn a_stored_baseline_is_the_median_of_the_base_commits_newest_runs_unless_the_ba
         "{moved:?}"
     );
     assert_ne!(moved.verdict, Verdict::Regressed, "{moved:?}");
+
+    // The base commit made the benchmark 13% faster, a level none of the runs before it
+    // reached: its run is compared alone, and the head, the same code, is not `improved`.
+    let (improved_base, _, _, _) = judge(&target, 870.0, 870.0);
+    assert_eq!(improved_base.base_runs, 1, "{improved_base:?}");
+    assert_eq!(improved_base.verdict, Verdict::Pass, "{improved_base:?}");
+
+    // A benchmark with a faster mode 12% down, one run in four, and a base run in it: the base
+    // is the level, the median of nine runs, against which a `regressed` can only understate.
+    // A head at the level, 13.6% slower than the base run, does not pass: its bound counts from
+    // the base run's own time.
+    let (at_the_level, level, _, _) = judge(&moded, 880.0, 1000.0);
+    assert!((level - 1000f64.ln()).abs() < 0.03, "{level}");
+    assert_eq!(at_the_level.base_runs, POOLED_BASE_RUNS, "{at_the_level:?}");
+    assert_ne!(at_the_level.verdict, Verdict::Pass, "{at_the_level:?}");
+    assert_ne!(at_the_level.verdict, Verdict::Regressed, "{at_the_level:?}");
 
     // A benchmark whose runs jump by 25% one run in five (a hash seed): one head run 25%
     // slower may be that jump, and a base of nine runs does not make it less likely.
@@ -1127,4 +1150,66 @@ fn three_head_runs_judge_a_jumpy_benchmark_on_its_clean_spread_and_confirm_a_reg
         (Verdict::Regressed, 3),
         "{real:?}"
     );
+}
+
+/// A benchmark with two levels, its faster mode 12% down one run in five, whose base run is in
+/// that mode: the base is the level the runs before it show (the median of nine), so a
+/// slowdown of 1.5 times the limit in three head runs is `regressed` against it, and a head the
+/// same as the base run is not `improved` (that is claimed against the base run itself).
+#[test]
+fn a_base_run_in_its_faster_mode_is_judged_at_its_level_and_no_improvement_is_claimed_on_it() {
+    use benchgate_gate::decision::HeadReruns;
+    let policy = Policy::default();
+    let mut noise = Noise(47);
+    let ids = ["q0", "q1", "q2", "q3", "q4", "q5", "moded"];
+    let run = |moded_ns: f64| -> Vec<Measurement> {
+        ids.iter()
+            .map(|id| {
+                let ns = if *id == "moded" { moded_ns } else { 1000.0 };
+                measurement(id, ns, 0.001, None)
+            })
+            .collect()
+    };
+    let base = vec![run(880.0)];
+    // Twenty runs 0.5% apart, every fifth in the faster mode; each history ends at its base run.
+    let history: HashMap<String, Vec<f64>> = base[0]
+        .iter()
+        .map(|m| {
+            let moded = m.id.as_str() == "moded";
+            let mut runs: Vec<f64> = (0..20)
+                .map(|i| {
+                    let ns = if moded && i % 5 == 0 { 880f64 } else { 1000.0 };
+                    ns.ln() + 0.005 * noise.normal()
+                })
+                .collect();
+            runs.push(if moded { 880f64.ln() } else { 1000f64.ln() });
+            (m.id.as_str().to_owned(), runs)
+        })
+        .collect();
+    let looks = |head_ns: f64| {
+        let mut reruns = HeadReruns::new(3);
+        let mut so_far = vec![run(head_ns)];
+        loop {
+            let look = reruns.look(&base, &so_far, &history, &policy, |_| true);
+            if look.open.is_empty() {
+                return result_of(&look.decision, "moded");
+            }
+            so_far.push(run(head_ns * (1.0 + 0.002 * so_far.len() as f64)));
+        }
+    };
+    let same = looks(880.0);
+    assert_eq!(same.base_runs, POOLED_BASE_RUNS, "{same:?}");
+    assert!(
+        (same.base_ns.unwrap() / 1000.0 - 1.0).abs() < 0.02,
+        "{same:?}"
+    );
+    assert_eq!(same.verdict, Verdict::Pass, "{same:?}");
+    let slower = looks(1225.0);
+    assert_eq!(slower.verdict, Verdict::Regressed, "{slower:?}");
+    // 9% faster than the base run, 20% faster than its level: not an improvement of the head's.
+    let mode_faster = looks(800.0);
+    assert_eq!(mode_faster.verdict, Verdict::Pass, "{mode_faster:?}");
+    // 32% faster than the base run is.
+    let faster = looks(600.0);
+    assert_eq!(faster.verdict, Verdict::Improved, "{faster:?}");
 }

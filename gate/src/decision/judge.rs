@@ -10,7 +10,7 @@ use super::{
 use crate::noise::{Assessed, NoiseSource, history_variance, pair_variance_share, robust_spread};
 use crate::policy::Policy;
 use crate::sequential::{self, FUTILITY_POWER, Plan, Side};
-use crate::stats::t_quantile;
+use crate::stats::{t_cdf, t_quantile};
 use crate::verdict::{BenchmarkResult, DecisionBound, Mode, TooNoisy, Verdict};
 
 /// The comparison's tests over every candidate: each look spends its share of the error
@@ -46,7 +46,22 @@ impl Tests {
                 .collect::<Vec<_>>()
         };
         let slower_levels = holm_levels(&scaled(&|a| a.p_slower), policy.false_alarm_rate);
-        let faster = holm(&scaled(&|a| 1.0 - a.p_slower), policy.false_alarm_rate);
+        // Faster than the base run itself where the level sits above it.
+        let p_faster: Vec<f64> = model
+            .assessed
+            .iter()
+            .zip(candidates)
+            .zip(&shares)
+            .map(|((a, c), share)| {
+                let p = if c.base_above_run > 0.0 {
+                    t_cdf((a.d + c.base_above_run) / a.se, a.claim_df)
+                } else {
+                    1.0 - a.p_slower
+                };
+                p / share
+            })
+            .collect();
+        let faster = holm(&p_faster, policy.false_alarm_rate);
         Self {
             shares,
             slower_levels,
@@ -217,6 +232,8 @@ impl Judge<'_, '_> {
         let n = candidate.changes.len();
         let slower = tested.slower_level.is_some();
         let min_change = policy.min_change.ln_1p();
+        // An improvement is claimed against the base run where its level sits above it.
+        let above_run = candidate.base_above_run;
         let slowed = a.d >= log_limit && k.d >= log_limit && slower;
         // A move as large as the limit either way waits for another round (see
         // `MIN_ROUNDS_FOR_LARGE_MOVES`).
@@ -232,10 +249,11 @@ impl Judge<'_, '_> {
         } else if slower && k.d >= min_change && upper < log_limit && calibrated {
             let confidence = pass_confidence.min(claim_confidence);
             (Verdict::Warn, (Some(lower), Some(upper), confidence))
-        } else if tested.faster && a.d <= -min_change && k.d <= -min_change {
+        } else if tested.faster && a.d + above_run <= -min_change && k.d + above_run <= -min_change
+        {
             let first_claim = quantiles.t(first_step_confidence, a.claim_df);
             let kept_claim = quantiles.t(first_step_confidence, k.claim_df);
-            let faster_bound = (a.d + first_claim * a.se).max(k.d + kept_claim * k.se);
+            let faster_bound = (a.d + first_claim * a.se).max(k.d + kept_claim * k.se) + above_run;
             (
                 Verdict::Improved,
                 (None, Some(faster_bound), first_step_confidence),

@@ -32,6 +32,7 @@ use benchgate_core::{Direction, Estimate, Measurement};
 
 use crate::counts::{self, CountInput};
 
+use crate::noise::BaseLevel;
 use crate::policy::{Policy, Statistic};
 use crate::stats::t_quantile;
 
@@ -150,6 +151,9 @@ struct Candidate<'a> {
     looks: usize,
     /// A stored baseline's runs its one round's base is the median of (1: the base run).
     base_runs: usize,
+    /// How far that level sits above a base run faster than it (0 otherwise): `improved` is
+    /// claimed against the base run ([`BaseLevel::above_base`]).
+    base_above_run: f64,
 }
 
 /// Decides every benchmark and the comparison, with one look at the rounds there are.
@@ -289,11 +293,11 @@ fn sort_out<'a>(input: &Input<'a>, policy: &Policy, rounds: usize) -> Sorted<'a>
             if pooled && looks > 1 {
                 changes = vec![pooled_change(&changes)];
             }
-            let base_runs = match (input.mode, &mut changes[..], input.history.get(id)) {
+            let base = match (input.mode, &mut changes[..], input.history.get(id)) {
                 (Mode::StoredBaseline, [change], Some(history)) if input.base_rounds.len() == 1 => {
-                    level_base(change, history, metric, limit.ln())
+                    Some(level_base(change, history, metric, limit.ln()))
                 }
-                _ => 1,
+                _ => None,
             };
             if changes.is_empty() {
                 // Zero times cannot be compared on a log scale.
@@ -306,7 +310,8 @@ fn sort_out<'a>(input: &Input<'a>, policy: &Policy, rounds: usize) -> Sorted<'a>
                     throughput,
                     changes,
                     looks,
-                    base_runs,
+                    base_runs: base.map_or(1, |b| b.runs),
+                    base_above_run: base.map_or(0.0, |b| b.above_base),
                 });
             }
         }
@@ -399,18 +404,24 @@ fn pooled_change(changes: &[RoundChange]) -> RoundChange {
 }
 
 /// Moves a stored baseline's one round onto the base's level (see
-/// [`crate::noise::pooled_base`]): the runs it is the median of.
-fn level_base(change: &mut RoundChange, history: &[f64], metric: Metric, log_limit: f64) -> usize {
-    let (level, runs) = crate::noise::pooled_base(history, change.ln_base, log_limit);
+/// [`crate::noise::pooled_base`]).
+fn level_base(
+    change: &mut RoundChange,
+    history: &[f64],
+    metric: Metric,
+    log_limit: f64,
+) -> BaseLevel {
+    let times = matches!(metric, Metric::Time | Metric::Throughput);
+    let level = crate::noise::pooled_base(history, change.ln_base, log_limit, times);
     // d > 0 is worse: ln(head/base), or ln(base/head) where higher is better.
-    let shift = level - change.ln_base;
+    let shift = level.ln - change.ln_base;
     change.d += if metric == Metric::Higher {
         shift
     } else {
         -shift
     };
-    change.ln_base = level;
-    runs
+    change.ln_base = level.ln;
+    level
 }
 
 /// The variance of ln(point) implied by a confidence interval.
