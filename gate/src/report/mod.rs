@@ -796,7 +796,7 @@ fn pooled_bases(decision: &Decision) -> String {
         return String::new();
     }
     format!(
-        " The base of {} is the median of the base run and the base commit's newest runs before it (up to {POOLED_BASE_RUNS} in all, \"base: median of N runs\"): the base run sat at their level, so they measured what it did, with less noise than one run; a base run that moved away from them is compared alone.",
+        " The base of {} is the median of the base run and the base commit's newest runs before it (up to {POOLED_BASE_RUNS} in all, \"base: median of N runs\"): the base run sat at their level, or in a faster level they also showed (its pass still counts from the base run's own time), so they measured what it did, with less noise than one run; a base run that moved away from them is compared alone.",
         if pooled
             == decision
                 .benchmarks
