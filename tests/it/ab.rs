@@ -15,6 +15,8 @@ use serde_json::Value;
 
 /// The real-build tests share one cargo target directory (criterion is compiled once) and take
 /// turns: `ab` builds a side and then copies its executables, one `ab` at a time per directory.
+/// The accuracy harness takes it too, so that its minutes of computation never run beside a
+/// test that measures wall time.
 pub(crate) static SHARED_TARGET: Mutex<()> = Mutex::new(());
 
 pub(crate) fn shared_target() -> PathBuf {
