@@ -46,20 +46,14 @@ impl Tests {
                 .collect::<Vec<_>>()
         };
         let slower_levels = holm_levels(&scaled(&|a| a.p_slower), policy.false_alarm_rate);
-        // Faster than the base run itself where the level sits above it.
+        // Faster than the base run itself, where the level sits above it (0 elsewhere: then
+        // this is 1 − `p_slower`).
         let p_faster: Vec<f64> = model
             .assessed
             .iter()
             .zip(candidates)
             .zip(&shares)
-            .map(|((a, c), share)| {
-                let p = if c.base_above_run > 0.0 {
-                    t_cdf((a.d + c.base_above_run) / a.se, a.claim_df)
-                } else {
-                    1.0 - a.p_slower
-                };
-                p / share
-            })
+            .map(|((a, c), share)| t_cdf((a.d + c.base_above_run) / a.se, a.claim_df) / share)
             .collect();
         let faster = holm(&p_faster, policy.false_alarm_rate);
         Self {
