@@ -120,6 +120,12 @@ pub fn first_parent_history(commit: &CommitSha, count: usize) -> Vec<CommitSha> 
     .unwrap_or_default()
 }
 
+/// Whether the checkout is shallow (`git rev-parse --is-shallow-repository`): its first-parent
+/// walks stop at the clone's depth.
+pub fn is_shallow_repository() -> bool {
+    output_of("git", &["rev-parse", "--is-shallow-repository"]).is_some_and(|o| o == "true")
+}
+
 /// Where Criterion writes: `$CRITERION_HOME`, else `<cargo target dir>/criterion`.
 pub fn criterion_home() -> anyhow::Result<PathBuf> {
     if let Some(home) = non_empty_var("CRITERION_HOME") {

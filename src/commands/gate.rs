@@ -356,6 +356,23 @@ async fn decide(store: &Source, judged: &Judged<'_>, outputs: &Outputs) -> anyho
         })
         .collect();
     history_runs.reverse();
+    // Where git cannot walk the line (a shallow clone, no checkout of this repository), the
+    // runs stored on this machine up to the baseline are its history, in the order stored.
+    let walk_cut_short = lineage.is_empty()
+        || (lineage.len() < HISTORY_RUNS && environment::is_shallow_repository());
+    if walk_cut_short && history_runs.len() < benchgate_gate::noise::MIN_HISTORY {
+        let stored = stored_line(&candidates, baseline.id, head_id);
+        if stored.len() > history_runs.len() {
+            let note = format!(
+                "History: git cannot walk the baseline's first-parent line here (a shallow clone, or not a checkout of this repository), so its history is the {} default-branch run{} stored on this machine up to the baseline, in the order they were stored. Check out with `fetch-depth: 0` to follow git's line.",
+                stored.len(),
+                if stored.len() == 1 { "" } else { "s" }
+            );
+            eprintln!("benchgate: {note}");
+            context.notes.push(note);
+            history_runs = stored;
+        }
+    }
     if let Some(note) = cold_start_note(history_runs.len()) {
         eprintln!("benchgate: {note}");
         context.notes.push(note);
@@ -404,6 +421,23 @@ async fn explain_counts(
     context.profiles = profiles;
     context.notes.extend(notes);
     Ok(())
+}
+
+/// The default-branch runs stored up to the baseline (`baseline` among them), the newest run of
+/// each commit, oldest first, at most [`HISTORY_RUNS`]: the baseline's history where git cannot
+/// say which commits are its line.
+fn stored_line(candidates: &[RunSummary], baseline: RunId, head: RunId) -> Vec<RunId> {
+    let mut newest: HashMap<&CommitSha, RunId> = HashMap::new();
+    for run in candidates
+        .iter()
+        .filter(|run| run.meta.kind != RunKind::Pr && run.id != head && run.id <= baseline)
+    {
+        let id = newest.entry(&run.meta.commit).or_insert(run.id);
+        *id = (*id).max(run.id);
+    }
+    let mut ids: Vec<RunId> = newest.into_values().collect();
+    ids.sort();
+    ids.split_off(ids.len().saturating_sub(HISTORY_RUNS))
 }
 
 /// What a stored baseline with too short a history says: how many runs this machine has, how

@@ -133,20 +133,86 @@ fn nothing_comparable_is_no_baseline_and_exits_0() {
     assert_eq!(summary["verdict"], "no-baseline");
 }
 
-#[test]
-fn history_on_the_fingerprint_calibrates_the_noise() {
-    let dir = tempfile::tempdir().unwrap();
-    let commits = repository(dir.path(), 14);
-    // Twelve default-branch runs with ±1% wobble, then the PR run 12% slower.
+/// Twelve default-branch runs with ±1% wobble on `commits[..12]`, then a pull request's run on
+/// `commits[13]` with `ONE` 12% slower; returns the head run's id.
+fn twelve_runs_and_a_slower_head(dir: &Path, commits: &[String]) -> String {
     let wobble = [
         1.0, 1.01, 0.99, 1.005, 0.995, 1.0, 1.01, 0.992, 1.003, 0.998, 1.007, 1.0,
     ];
     let trees: Vec<_> = wobble.iter().map(|w| scaled_copy(TREE, *w)).collect();
     for (tree, commit) in trees.iter().zip(&commits[..12]) {
-        ingest(dir.path(), tree.path(), commit, "push");
+        ingest(dir, tree.path(), commit, "push");
     }
     let slower = copy_with_one_slower(TREE, ONE_DIR, 1.12);
-    let head = ingest(dir.path(), slower.path(), &commits[13], "pr");
+    ingest(dir, slower.path(), &commits[13], "pr")
+}
+
+#[test]
+fn where_git_cannot_walk_the_line_the_history_is_the_runs_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let commits = repository(dir.path(), 14);
+    let head = twelve_runs_and_a_slower_head(dir.path(), &commits);
+    // A clone of depth 3, as a CI checkout makes: it has the base commit (commits[11]) but
+    // none of the line before it; and a directory that is no checkout at all.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", dir.path().display());
+    git(
+        elsewhere.path(),
+        &["clone", "-q", "--depth", "3", "-b", "main", &url, "shallow"],
+    );
+    std::fs::create_dir(elsewhere.path().join("plain")).unwrap();
+    for place in ["shallow", "plain"] {
+        let at = elsewhere.path().join(place);
+        std::fs::create_dir(at.join(".benchgate")).unwrap();
+        std::fs::copy(
+            dir.path().join(".benchgate/benchgate.db"),
+            at.join(".benchgate/benchgate.db"),
+        )
+        .unwrap();
+        let (code, summary) = gate_json(&at, &["--head", &head, "--base-commit", &commits[11]]);
+        let one = benchmark(&summary, ONE);
+        assert_eq!(one["noise_source"], "history", "{place}: {one:#}");
+        assert_eq!(one["base_runs"], POOLED_BASE_RUNS, "{place}: {one:#}");
+        assert_eq!(one["verdict"], "regressed", "{place}");
+        assert_eq!(summary["counts"]["pass"], 29, "{place}");
+        assert_eq!(code, Some(1), "{place}");
+        let notes: Vec<&str> = summary["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().unwrap())
+            .collect();
+        assert!(
+            notes.iter().any(|n| n.contains(
+                "its history is the 12 default-branch runs stored on this machine up to the baseline, in the order they were stored"
+            )),
+            "{place}: {notes:?}"
+        );
+        assert!(
+            !notes
+                .iter()
+                .any(|n| n.contains("of the baseline's line, and a band")),
+            "{place}: no cold-start note with 12 runs: {notes:?}"
+        );
+    }
+    // Where git walks the line, it decides, and nothing is said.
+    let (_, summary) = gate_json(
+        dir.path(),
+        &["--head", &head, "--base-commit", &commits[11]],
+    );
+    assert!(
+        summary["notes"].as_array().is_none_or(|notes| !notes
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("git cannot walk"))),
+        "{summary:#}"
+    );
+}
+
+#[test]
+fn history_on_the_fingerprint_calibrates_the_noise() {
+    let dir = tempfile::tempdir().unwrap();
+    let commits = repository(dir.path(), 14);
+    let head = twelve_runs_and_a_slower_head(dir.path(), &commits);
     let (code, summary) = gate_json(
         dir.path(),
         &["--head", &head, "--base-commit", &commits[11]],
