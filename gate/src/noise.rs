@@ -11,8 +11,44 @@ use crate::stats::{
 
 /// Benchmarks needed in a comparison before their shared noise level is used as a prior.
 pub const MIN_BENCHMARKS_TO_POOL: usize = 5;
-/// Runs of history needed before a stored-baseline comparison counts as calibrated.
+/// Runs of history a stored baseline's noise is read from alone; fewer (down to
+/// [`MIN_SHORT_HISTORY`]) are read with the assumed noise as a prior.
 pub const MIN_HISTORY: usize = 10;
+/// The fewest runs of history a stored-baseline comparison is calibrated from at all: below
+/// them the noise is assumed and nothing passes.
+pub const MIN_SHORT_HISTORY: usize = 5;
+/// The weight of [`UNCALIBRATED_RUN_NOISE`], in runs, beside a short history's own per-run
+/// variance (a scaled inverse-χ² prior, as [`fit_prior`]'s): a handful of runs rarely shows a
+/// benchmark's rare jumps, so they widen its band toward the assumed level until the history
+/// is [`MIN_HISTORY`] runs long. Three decided 76–94% of identical comparisons on the idle
+/// recordings from one head run, five 64–94%, with the same error rates (docs/accuracy.md,
+/// "A short history").
+pub const SHORT_HISTORY_PRIOR_RUNS: f64 = 3.0;
+
+/// A short history's per-run standard deviation: `sigma` (from `runs` runs) pooled with the
+/// assumed level, weighted by their degrees of freedom; `sigma` itself from [`MIN_HISTORY`]
+/// runs on.
+pub fn short_history_sigma(sigma: f64, runs: usize) -> f64 {
+    if runs >= MIN_HISTORY {
+        return sigma;
+    }
+    let own = runs.saturating_sub(1) as f64;
+    ((SHORT_HISTORY_PRIOR_RUNS * UNCALIBRATED_RUN_NOISE * UNCALIBRATED_RUN_NOISE
+        + own * sigma * sigma)
+        / (SHORT_HISTORY_PRIOR_RUNS + own))
+        .sqrt()
+}
+
+/// The degrees of freedom of a history's noise: its runs' successive differences, and for a
+/// short history the prior's weight beside them.
+pub fn history_df(runs: usize) -> f64 {
+    let own = runs.saturating_sub(1) as f64;
+    if runs >= MIN_HISTORY {
+        own
+    } else {
+        own + SHORT_HISTORY_PRIOR_RUNS
+    }
+}
 /// Degrees of freedom of the Student-t against which an uncalibrated `regressed` is claimed:
 /// tails as heavy as those recorded under interference (tests/fixtures/recordings/busy, where
 /// single-run A/A differences reach 57% at the 99th percentile).
@@ -192,7 +228,8 @@ pub const GUARDED_RUNS: usize = 3;
 
 /// The per-round variance of `d` for a stored baseline with history: the median of
 /// `base_runs` base runs (see [`pooled_base`]) against the median of `head_runs` head runs, from
-/// the history's per-run spread. `None` below [`MIN_HISTORY`] runs.
+/// the history's per-run spread. `None` below [`MIN_SHORT_HISTORY`] runs; below [`MIN_HISTORY`]
+/// the spread is the tail-aware one, pooled with the assumed level ([`short_history_sigma`]).
 ///
 /// - Both sides medians of at least [`GUARDED_RUNS`]: one run's jump (a neighbour, a hash seed,
 ///   a whole run disturbed) moves neither, so the noise is the history's robust spread, each
@@ -203,10 +240,15 @@ pub const GUARDED_RUNS: usize = 3;
 ///   (measured: a base of five runs with its own share took identical code `regressed` on the
 ///   first idle day from 1.0% to 2.1%, docs/accuracy.md).
 pub fn history_variance(history: &[f64], base_runs: usize, head_runs: usize) -> Option<f64> {
-    if history.len() < MIN_HISTORY {
+    if history.len() < MIN_SHORT_HISTORY {
         return None;
     }
-    let (sigma, base_runs) = if base_runs >= GUARDED_RUNS && head_runs >= GUARDED_RUNS {
+    let (sigma, base_runs) = if history.len() < MIN_HISTORY {
+        (
+            short_history_sigma(tail_aware_sigma(history), history.len()),
+            1,
+        )
+    } else if base_runs >= GUARDED_RUNS && head_runs >= GUARDED_RUNS {
         (successive_difference_sigma(history), base_runs)
     } else {
         (tail_aware_sigma(history), 1)
@@ -371,10 +413,10 @@ impl OthersSpread {
 /// different few each time (busy recording: 3 to 6 of 18, 0.30 at the median pair; idle: 0.03):
 /// one benchmark's own runs may not show it, the suite's do. Runs are matched from the newest
 /// (each benchmark's history ends at the base run). `None` without three pairs of runs with
-/// more than [`MIN_BENCHMARKS_TO_POOL`] benchmarks each, or below [`MIN_HISTORY`] runs.
+/// more than [`MIN_BENCHMARKS_TO_POOL`] benchmarks each, or below [`MIN_SHORT_HISTORY`] runs.
 pub fn history_floor(histories: &[&[f64]]) -> Option<f64> {
     let longest = histories.iter().map(|h| h.len()).max().unwrap_or(0);
-    if longest < MIN_HISTORY {
+    if longest < MIN_SHORT_HISTORY {
         return None;
     }
     let mut pairs: Vec<f64> = (1..longest)
@@ -517,7 +559,7 @@ pub fn assess(
             let (variance, df, source) = match from_history {
                 Some(variance) => (
                     variance,
-                    (history.map_or(0, <[f64]>::len) - 1) as f64,
+                    history_df(history.map_or(0, <[f64]>::len)),
                     NoiseSource::History,
                 ),
                 _ => (
@@ -551,7 +593,10 @@ pub fn assess(
         .unwrap_or((se, 0.0)),
         _ => (se, 0.0),
     };
-    let claim_df = if source == NoiseSource::Assumed || interference_tails {
+    // A short history has not shown its benchmark's tails: a `regressed` is claimed against
+    // tails as heavy as an uncalibrated one's.
+    let short = source == NoiseSource::History && history.is_some_and(|h| h.len() < MIN_HISTORY);
+    let claim_df = if source == NoiseSource::Assumed || interference_tails || short {
         df.min(UNCALIBRATED_DF)
     } else {
         df
@@ -586,7 +631,7 @@ fn one_sided_pass(
     base_runs: usize,
     head_runs: usize,
 ) -> Option<(f64, f64)> {
-    let sigma = successive_difference_sigma(history);
+    let sigma = short_history_sigma(successive_difference_sigma(history), history.len());
     if !sigma.is_finite() {
         return None;
     }
@@ -796,7 +841,7 @@ mod tests {
         // Too short a history, too few benchmarks.
         let short: Vec<Vec<f64>> = quiet
             .iter()
-            .map(|h| h[..MIN_HISTORY - 1].to_vec())
+            .map(|h| h[..MIN_SHORT_HISTORY - 1].to_vec())
             .collect();
         assert!(history_floor(&view(&short)).is_none());
         assert!(history_floor(&view(&quiet[..MIN_BENCHMARKS_TO_POOL])).is_none());
@@ -933,7 +978,21 @@ mod tests {
         // Three head runs against the base run alone: not guarded, the tails.
         let alone = history_variance(&history, 1, 3).unwrap();
         assert!(close(alone, tails * tails * (1.0 + 0.448_7)), "{alone}");
-        // Too short a history: none.
-        assert_eq!(history_variance(&history[..9], 5, 3), None);
+        // A short history: its tails pooled with the assumed level, the base one run; too
+        // short: none.
+        let short = &history[..MIN_HISTORY - 1];
+        let sigma = short_history_sigma(tail_aware_sigma(short), short.len());
+        let expected = (3.0 * 0.05 * 0.05 + 8.0 * tail_aware_sigma(short).powi(2)) / 11.0;
+        assert!(close(sigma * sigma, expected), "{sigma}");
+        assert!(close(
+            history_variance(short, 5, 3).unwrap(),
+            sigma * sigma * (1.0 + 0.448_7)
+        ));
+        assert_eq!(history_df(short.len()), 11.0);
+        assert_eq!(history_df(history.len()), 19.0);
+        assert_eq!(
+            history_variance(&history[..MIN_SHORT_HISTORY - 1], 5, 3),
+            None
+        );
     }
 }

@@ -807,21 +807,23 @@ fn fixed_ab_rounds_pass_on_a_bound_with_a_margin_and_the_other_plans_spend_their
 /// A stored baseline's head run that a neighbour slowed for one benchmark leaves it undecided;
 /// re-running only that benchmark on the head and pooling the runs decides it, the others keep
 /// the verdicts of the first look, and one the re-run did not measure keeps its own.
+/// One run of `b00`..`b11` at 1000 ns, each of `slowed` (index, factor) that much slower.
+fn run(slowed: &[(usize, f64)]) -> Vec<Measurement> {
+    (0..12)
+        .map(|j| {
+            let factor = slowed
+                .iter()
+                .find(|(k, _)| *k == j)
+                .map_or(1.0, |(_, f)| *f);
+            measurement(&format!("b{j:02}"), 1000.0 * factor, 0.002, None)
+        })
+        .collect()
+}
+
 #[test]
 fn head_reruns_decide_what_one_interfered_head_run_left_open() {
     use benchgate_gate::decision::HeadReruns;
     let history = calm_history(11);
-    let run = |slowed: &[(usize, f64)]| -> Vec<Measurement> {
-        (0..12)
-            .map(|j| {
-                let factor = slowed
-                    .iter()
-                    .find(|(k, _)| *k == j)
-                    .map_or(1.0, |(_, f)| *f);
-                measurement(&format!("b{j:02}"), 1000.0 * factor, 0.002, None)
-            })
-            .collect()
-    };
     let base = vec![run(&[])];
     // b03 read 13% slower in the first head run (a neighbour), b07 12%.
     let first = run(&[(3, 1.13), (7, 1.12)]);
@@ -1212,4 +1214,99 @@ fn a_base_run_in_its_faster_mode_is_judged_at_its_level_and_no_improvement_is_cl
     // 32% faster than the base run is.
     let faster = looks(600.0);
     assert_eq!(faster.verdict, Verdict::Improved, "{faster:?}");
+}
+
+/// `runs` runs of history for `b00`..`b11` at 1000 ns with 1% run-to-run noise, the last one
+/// the base run (1000 ns exactly).
+fn short_history(runs: usize, seed: u64) -> HashMap<String, Vec<f64>> {
+    let mut noise = Noise(seed);
+    (0..12)
+        .map(|j| {
+            let mut h: Vec<f64> = (1..runs)
+                .map(|_| 1000f64.ln() + 0.01 * noise.normal())
+                .collect();
+            h.push(1000f64.ln());
+            (format!("b{j:02}"), h)
+        })
+        .collect()
+}
+
+#[test]
+fn a_short_history_lets_unchanged_code_pass_claims_only_a_large_slowdown_and_runs_nothing_again() {
+    use benchgate_gate::decision::HeadReruns;
+    use benchgate_gate::noise::{MIN_HISTORY, MIN_SHORT_HISTORY};
+    let base = vec![run(&[])];
+    // b00 50% slower, b01 18% (over its 15% limit), the other ten unchanged (±0.5%).
+    let head = vec![run(&[
+        (0, 1.5),
+        (1, 1.18),
+        (2, 1.005),
+        (5, 0.995),
+        (8, 1.003),
+    ])];
+    let policy = Policy::default();
+
+    // Six runs of quiet history: calibrated, widened toward the assumed 5% a run.
+    let six = short_history(6, 3);
+    let decision = decide(&base, &head, &six);
+    let v = verdicts(&decision);
+    assert_eq!(v["b00"], Verdict::Regressed, "{decision:#?}");
+    assert_eq!(
+        v["b01"],
+        Verdict::Inconclusive,
+        "18% is no claim on six runs"
+    );
+    for j in 2..12 {
+        assert_eq!(v[format!("b{j:02}").as_str()], Verdict::Pass, "b{j:02}");
+    }
+    let b02 = result_of(&decision, "b02");
+    assert_eq!(b02.noise_source, Some(NoiseSource::History));
+    assert!(!b02.uncalibrated);
+    // The band is the prior's as much as the history's: ±1% runs alone would give a noise
+    // near 3%, the prior (3 · 5%² + 5 · 1%²) / 8 gives √(2 · 0.0010) ≈ 4.5% a pair.
+    let noise = b02.noise.unwrap();
+    assert!((0.06..0.12).contains(&noise), "{b02:?}");
+
+    // Under the short history's floor: uncalibrated, nothing passes.
+    let four = short_history(MIN_SHORT_HISTORY - 1, 3);
+    let decision = decide(&base, &head, &four);
+    assert!(
+        decision
+            .benchmarks
+            .iter()
+            .all(|b| b.verdict != Verdict::Pass && b.uncalibrated),
+        "{decision:#?}"
+    );
+
+    // With re-runs allowed, a short history's benchmarks are judged at the first look with
+    // their whole error rates, as without re-runs, and none runs again; a full history's
+    // undecided benchmark does.
+    let mut mixed = six.clone();
+    mixed.insert(
+        "b01".to_owned(),
+        short_history(MIN_HISTORY + 10, 4).remove("b01").unwrap(),
+    );
+    let look = HeadReruns::new(3).look(
+        &base,
+        std::slice::from_ref(&head[0]),
+        &mixed,
+        &policy,
+        |_| true,
+    );
+    assert_eq!(look.open, ["b01"], "{:#?}", look.decision);
+    let once = HeadReruns::new(1).look(
+        &base,
+        std::slice::from_ref(&head[0]),
+        &mixed,
+        &policy,
+        |_| true,
+    );
+    for j in (0..12).filter(|j| *j != 1) {
+        let id = format!("b{j:02}");
+        assert_eq!(
+            result_of(&look.decision, &id),
+            result_of(&once.decision, &id),
+            "{id}"
+        );
+    }
 }

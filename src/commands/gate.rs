@@ -441,16 +441,33 @@ fn stored_line(candidates: &[RunSummary], baseline: RunId, head: RunId) -> Vec<R
 }
 
 /// What a stored baseline with too short a history says: how many runs this machine has, how
-/// many calibration needs, and what calibrates meanwhile. `None` once it has enough.
+/// many calibration needs, and what decides meanwhile. `None` once it has enough.
 fn cold_start_note(runs: usize) -> Option<String> {
-    let needed = benchgate_gate::noise::MIN_HISTORY;
-    (runs < needed).then(|| {
+    use benchgate_gate::noise::{MIN_HISTORY, MIN_SHORT_HISTORY};
+    let more = |needed: usize| {
+        let more = needed - runs;
         format!(
-            "History: this machine has {runs} stored run{} of the baseline's line, and a band calibrated from history needs {needed}; until {} more default-branch run{} {} stored on it, the noise is assumed (†) and nothing can pass. `benchgate ab` (the Action's `ab` mode) calibrates from its own rounds meanwhile.",
-            if runs == 1 { "" } else { "s" },
-            needed - runs,
-            if needed - runs == 1 { "" } else { "s" },
-            if needed - runs == 1 { "is" } else { "are" },
+            "{more} more default-branch run{} {} stored on it",
+            if more == 1 { "" } else { "s" },
+            if more == 1 { "is" } else { "are" }
         )
-    })
+    };
+    let had = format!(
+        "History: this machine has {runs} stored run{} of the baseline's line",
+        if runs == 1 { "" } else { "s" }
+    );
+    if runs < MIN_SHORT_HISTORY {
+        Some(format!(
+            "{had}, and a band calibrated from history needs {MIN_SHORT_HISTORY}; until {}, the noise is assumed (†) and nothing can pass. `benchgate ab` (the Action's `ab` mode) calibrates from its own rounds meanwhile.",
+            more(MIN_SHORT_HISTORY)
+        ))
+    } else if runs < MIN_HISTORY {
+        Some(format!(
+            "{had}, fewer than the {MIN_HISTORY} each benchmark's band is read from alone: until {}, the bands are widened toward an assumed {:.0}% per run, so unchanged code can pass but only a large slowdown reads regressed, and nothing is run again. `benchgate ab` (the Action's `ab` mode) decides from its own rounds meanwhile.",
+            more(MIN_HISTORY),
+            benchgate_gate::noise::UNCALIBRATED_RUN_NOISE * 100.0
+        ))
+    } else {
+        None
+    }
 }

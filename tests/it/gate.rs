@@ -97,7 +97,7 @@ fn the_base_commits_run_is_the_baseline_and_a_slowdown_fails() {
         notes.iter().any(|n| {
             let n = n.as_str().unwrap();
             n.contains("this machine has 1 stored run of the baseline's line")
-                && n.contains("needs 10; until 9 more default-branch runs are stored")
+                && n.contains("needs 5; until 4 more default-branch runs are stored")
                 && n.contains("`benchgate ab`")
         }),
         "{notes:?}"
@@ -145,6 +145,41 @@ fn twelve_runs_and_a_slower_head(dir: &Path, commits: &[String]) -> String {
     }
     let slower = copy_with_one_slower(TREE, ONE_DIR, 1.12);
     ingest(dir, slower.path(), &commits[13], "pr")
+}
+
+#[test]
+fn six_runs_of_history_let_unchanged_code_pass_and_say_what_is_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let commits = repository(dir.path(), 8);
+    for (w, commit) in [1.0, 1.01, 0.99, 1.005, 0.995, 1.0]
+        .iter()
+        .zip(&commits[..6])
+    {
+        ingest(dir.path(), scaled_copy(TREE, *w).path(), commit, "push");
+    }
+    // ONE 12% slower: over its 11.1% limit, but no claim on six runs.
+    let slower = copy_with_one_slower(TREE, ONE_DIR, 1.12);
+    let head = ingest(dir.path(), slower.path(), &commits[7], "pr");
+    let (code, summary) = gate_json(dir.path(), &["--head", &head, "--base-commit", &commits[5]]);
+    let one = benchmark(&summary, ONE);
+    assert_eq!(one["noise_source"], "history", "{one:#}");
+    assert_eq!(one["uncalibrated"], false);
+    assert_eq!(one["verdict"], "inconclusive", "{one:#}");
+    assert_eq!(
+        summary["counts"]["pass"], 29,
+        "the unchanged benchmarks pass on six runs: {summary:#}"
+    );
+    assert_eq!(code, Some(0));
+    let notes = summary["notes"].as_array().unwrap();
+    assert!(
+        notes.iter().any(|n| {
+            let n = n.as_str().unwrap();
+            n.contains("this machine has 6 stored runs of the baseline's line, fewer than the 10")
+                && n.contains("until 4 more default-branch runs are stored on it")
+                && n.contains("assumed 5% per run")
+        }),
+        "{notes:?}"
+    );
 }
 
 #[test]

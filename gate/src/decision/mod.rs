@@ -11,6 +11,8 @@
 //! - **history** (stored baseline, R = 1): the per-run spread of the baseline's benchmark on the
 //!   same fingerprint from at least [`MIN_HISTORY`] runs: `1.4826 · MAD(Δ ln x) / √2`, widened
 //!   to the largest jump seen when the benchmark is bimodal (see [`crate::stats::tail_aware_sigma`]);
+//!   from [`crate::noise::MIN_SHORT_HISTORY`] runs on, pooled with the assumed level as a prior
+//!   (see [`crate::noise::short_history_sigma`]);
 //! - otherwise the result is **uncalibrated**: it assumes [`UNCALIBRATED_RUN_NOISE`], claims a
 //!   regression only against heavy tails ([`UNCALIBRATED_DF`]), and never claims `pass`.
 //!
