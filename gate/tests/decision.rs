@@ -1310,3 +1310,51 @@ fn a_short_history_lets_unchanged_code_pass_claims_only_a_large_slowdown_and_run
         );
     }
 }
+
+#[test]
+fn a_claim_the_head_runs_bring_back_under_the_limit_does_not_stand() {
+    use benchgate_gate::decision::HeadReruns;
+    // Twenty runs of history at 5% run-to-run noise: a band a 70% jump clears, a 10% change
+    // does not.
+    let mut noise = Noise(21);
+    let history: HashMap<String, Vec<f64>> = (0..12)
+        .map(|j| {
+            let mut h: Vec<f64> = (0..19)
+                .map(|_| 1000f64.ln() + 0.05 * noise.normal())
+                .collect();
+            h.push(1000f64.ln());
+            (format!("b{j:02}"), h)
+        })
+        .collect();
+    let base = vec![run(&[])];
+    let policy = Policy::default();
+    let mut reruns = HeadReruns::new(3);
+    // The first head run: b03 70% slower (a neighbour hit it).
+    let mut heads = vec![run(&[(3, 1.7)])];
+    let look = reruns.look(&base, &heads, &history, &policy, |_| true);
+    assert_eq!(result_of(&look.decision, "b03").verdict, Verdict::Regressed);
+    assert!(
+        look.open.iter().any(|id| id == "b03"),
+        "a claim runs again, to be confirmed: {:?}",
+        look.open
+    );
+    // The re-runs read it 10% and 8% slower: the median of three, 10%, is under the limit.
+    let mut last = look;
+    for factor in [1.10, 1.08] {
+        heads.push(
+            run(&[(3, factor)])
+                .into_iter()
+                .filter(|m| m.id.as_str() == "b03")
+                .collect(),
+        );
+        last = reruns.look(&base, &heads, &history, &policy, |_| true);
+    }
+    let b03 = result_of(&last.decision, "b03");
+    assert_eq!(
+        (b03.verdict, b03.rounds),
+        (Verdict::Inconclusive, 3),
+        "{b03:?}"
+    );
+    assert!(b03.ratio.unwrap() < b03.limit, "{b03:?}");
+    assert_eq!(last.decision.verdict, Overall::Inconclusive);
+}

@@ -3,8 +3,9 @@
 //! runs are pooled (their median), and the comparison is decided again, up to a plan's last
 //! look. Each look spends its share of the error rates ([`Plan::Reruns`]); a benchmark keeps
 //! the verdict of the look that decided it, and a claimed regression stands unless a later
-//! look decides it otherwise, so every verdict is one some look reached and stopping whenever
-//! the runner likes cannot raise either error rate.
+//! look decides it otherwise or brings the head's median back under the limit, so every
+//! verdict is one some look reached and stopping whenever the runner likes cannot raise
+//! either error rate.
 
 use std::collections::HashMap;
 
@@ -26,7 +27,8 @@ pub struct HeadReruns {
     /// twice).
     open: HashMap<String, BenchmarkResult>,
     /// Regressions claimed at a look and run again to be confirmed, each as its newest look
-    /// claimed it: it stands unless a later look decides the benchmark otherwise.
+    /// claimed it: it stands unless a later look decides the benchmark otherwise, or leaves it
+    /// undecided under the limit.
     claimed: HashMap<String, BenchmarkResult>,
     /// The budgets as the first head run, the whole suite's, met them.
     budgets: Option<Vec<crate::budget::BudgetResult>>,
@@ -119,8 +121,9 @@ impl HeadReruns {
             // A regression runs again too, to be confirmed: one head run's jump (a neighbour,
             // a hash seed) reads as a regression at the first look, and the median of three
             // does not. The claim stands unless a later look decides otherwise (`pass`,
-            // `warn`, `improved`): every verdict left is one some look reached, so the union
-            // bound over the looks holds both error rates.
+            // `warn`, `improved`) or brings it back under the limit (below): every verdict
+            // left is one some look reached, so the union bound over the looks holds both
+            // error rates.
             if b.verdict == Verdict::Regressed {
                 self.claimed.insert(b.id.clone(), b.clone());
             }
@@ -137,10 +140,14 @@ impl HeadReruns {
                 open.push(b.id.clone());
                 self.open.insert(b.id.clone(), b.clone());
             }
-            // A claim stands while later looks leave the benchmark undecided, and should the
-            // runner stop here.
+            // A claim stands while later looks leave the benchmark undecided and its pooled
+            // change still beyond the limit, and should the runner stop here. Once the median
+            // of the head's runs is back under the limit, the claim was one run's jump, and the
+            // newest look's `inconclusive` is the verdict: it neither passes nor claims, so
+            // neither error rate can grow.
             if b.verdict == Verdict::Inconclusive
                 && let Some(claim) = self.claimed.get(&b.id)
+                && b.ratio.is_none_or(|r| r >= b.limit)
             {
                 *b = claim.clone();
             }
