@@ -25,6 +25,12 @@ pub const MIN_SHORT_HISTORY: usize = 5;
 /// "A short history").
 pub const SHORT_HISTORY_PRIOR_RUNS: f64 = 3.0;
 
+/// Whether a history of `runs` runs is short: calibrated, but with the assumed level as a
+/// prior ([`MIN_SHORT_HISTORY`] to [`MIN_HISTORY`] runs).
+pub fn is_short_history(runs: usize) -> bool {
+    (MIN_SHORT_HISTORY..MIN_HISTORY).contains(&runs)
+}
+
 /// A short history's per-run standard deviation: `sigma` (from `runs` runs) pooled with the
 /// assumed level, weighted by their degrees of freedom; `sigma` itself from [`MIN_HISTORY`]
 /// runs on.
@@ -243,7 +249,7 @@ pub fn history_variance(history: &[f64], base_runs: usize, head_runs: usize) -> 
     if history.len() < MIN_SHORT_HISTORY {
         return None;
     }
-    let (sigma, base_runs) = if history.len() < MIN_HISTORY {
+    let (sigma, base_runs) = if is_short_history(history.len()) {
         (
             short_history_sigma(tail_aware_sigma(history), history.len()),
             1,
@@ -595,7 +601,8 @@ pub fn assess(
     };
     // A short history has not shown its benchmark's tails: a `regressed` is claimed against
     // tails as heavy as an uncalibrated one's.
-    let short = source == NoiseSource::History && history.is_some_and(|h| h.len() < MIN_HISTORY);
+    let short =
+        source == NoiseSource::History && history.is_some_and(|h| is_short_history(h.len()));
     let claim_df = if source == NoiseSource::Assumed || interference_tails || short {
         df.min(UNCALIBRATED_DF)
     } else {

@@ -1286,21 +1286,11 @@ fn a_short_history_lets_unchanged_code_pass_claims_only_a_large_slowdown_and_run
         "b01".to_owned(),
         short_history(MIN_HISTORY + 10, 4).remove("b01").unwrap(),
     );
-    let look = HeadReruns::new(3).look(
-        &base,
-        std::slice::from_ref(&head[0]),
-        &mixed,
-        &policy,
-        |_| true,
-    );
+    let first_look =
+        |max: usize| HeadReruns::new(max).look(&base, &head, &mixed, &policy, |_| true);
+    let look = first_look(3);
     assert_eq!(look.open, ["b01"], "{:#?}", look.decision);
-    let once = HeadReruns::new(1).look(
-        &base,
-        std::slice::from_ref(&head[0]),
-        &mixed,
-        &policy,
-        |_| true,
-    );
+    let once = first_look(1);
     for j in (0..12).filter(|j| *j != 1) {
         let id = format!("b{j:02}");
         assert_eq!(

@@ -358,9 +358,10 @@ async fn decide(store: &Source, judged: &Judged<'_>, outputs: &Outputs) -> anyho
     history_runs.reverse();
     // Where git cannot walk the line (a shallow clone, no checkout of this repository), the
     // runs stored on this machine up to the baseline are its history, in the order stored.
-    let walk_cut_short = lineage.is_empty()
-        || (lineage.len() < HISTORY_RUNS && environment::is_shallow_repository());
-    if walk_cut_short && history_runs.len() < benchgate_gate::noise::MIN_HISTORY {
+    let walk_cut_short = || {
+        lineage.is_empty() || (lineage.len() < HISTORY_RUNS && environment::is_shallow_repository())
+    };
+    if history_runs.len() < benchgate_gate::noise::MIN_HISTORY && walk_cut_short() {
         let stored = stored_line(&candidates, baseline.id, head_id);
         if stored.len() > history_runs.len() {
             let note = format!(

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use benchgate_core::Measurement;
 
 use super::{Input, Mode, NoiseSource, evaluate_with};
-use crate::noise::{MIN_HISTORY, MIN_SHORT_HISTORY};
+use crate::noise::is_short_history;
 use crate::policy::Policy;
 use crate::sequential::Plan;
 use crate::verdict::{BenchmarkResult, Decision, Verdict, overall};
@@ -92,11 +92,7 @@ impl HeadReruns {
         // level's as much as its own, and more head runs narrow only the head's part of it
         // (on the idle recordings they decided 3–4% of throughput comparisons with 2.95 head
         // runs, against 76–83% at one). Known before any look, so no look is chosen by the data.
-        let short = |id: &str| {
-            history
-                .get(id)
-                .is_some_and(|h| (MIN_SHORT_HISTORY..MIN_HISTORY).contains(&h.len()))
-        };
+        let short = |id: &str| history.get(id).is_some_and(|h| is_short_history(h.len()));
         let once = (runs == 1 && self.max > 1 && decision.benchmarks.iter().any(|b| short(&b.id)))
             .then(|| evaluate_with(&input, policy, Plan::Fixed));
         let mut open = Vec::new();
