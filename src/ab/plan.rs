@@ -130,6 +130,9 @@ pub struct TimingPlan {
     /// Benchmarks whose code sets their timing: their samples took far longer than planned
     /// though Criterion could have fit the plan's samples into it.
     code_timed: std::collections::HashSet<String>,
+    /// Rounds keep the bench's own warm-up and measurement time: its Criterion (0.3) takes
+    /// whole seconds only, and a second of each is longer than a plain run gives a benchmark.
+    own_timing: bool,
     /// Rounds in the first look.
     first_look: usize,
     max_rounds: usize,
@@ -262,6 +265,7 @@ impl TimingPlan {
             untimed: Vec::new(),
             cost: HashMap::new(),
             code_timed: std::collections::HashSet::new(),
+            own_timing: false,
             first_look,
             max_rounds: setting.rounds.max(),
         }
@@ -278,6 +282,43 @@ impl TimingPlan {
             }
         }
         args
+    }
+
+    /// Takes the plan in whole seconds, for executables that refuse fractions (Criterion 0.3).
+    /// Where a second of warm-up and one of measurement would give a benchmark more than a
+    /// plain run does (a bench whose own timing is under a second, as httparse's 0.1 s), the
+    /// rounds keep the bench's own timing instead: rounded up, every round would cost twice a
+    /// plain run or more, and the budget would end before the four rounds a regression needs.
+    fn adopt_whole_seconds(&mut self) {
+        let whole = self.whole_seconds();
+        let value = |option: &str| {
+            whole
+                .iter()
+                .position(|a| a == option)
+                .and_then(|i| whole.get(i + 1))
+                .and_then(|v| v.parse::<f64>().ok())
+        };
+        let warm_up = value("--warm-up-time").unwrap_or(self.round.warm_up);
+        let measurement = value("--measurement-time").unwrap_or(self.round.measurement);
+        if warm_up + measurement > self.plain.warm_up + self.plain.measurement {
+            let mut args = Vec::new();
+            let mut rest = self.args.iter();
+            while let Some(arg) = rest.next() {
+                if matches!(arg.as_str(), "--warm-up-time" | "--measurement-time") {
+                    rest.next();
+                } else {
+                    args.push(arg.clone());
+                }
+            }
+            self.args = args;
+            self.round.warm_up = self.plain.warm_up;
+            self.round.measurement = self.plain.measurement;
+            self.own_timing = true;
+        } else {
+            self.args = whole;
+            self.round.warm_up = warm_up;
+            self.round.measurement = measurement;
+        }
     }
 
     /// The plan in words, printed before the first round and kept in the report's notes.
@@ -302,13 +343,21 @@ impl TimingPlan {
         if self.args.is_empty() && self.kept.is_empty() {
             out.push_str("each round at the bench's own settings");
         } else {
-            let _ = write!(
-                out,
-                "each round gives a benchmark {} warm-up, {} measurement, {} samples",
-                seconds_text_unit(self.round.warm_up),
-                seconds_text_unit(self.round.measurement),
-                self.round.sample_size
-            );
+            if self.own_timing {
+                let _ = write!(
+                    out,
+                    "each round gives a benchmark the bench's own warm-up and measurement time (its Criterion takes whole seconds, and a second of each is more than a plain run gives it), {} samples",
+                    self.round.sample_size
+                );
+            } else {
+                let _ = write!(
+                    out,
+                    "each round gives a benchmark {} warm-up, {} measurement, {} samples",
+                    seconds_text_unit(self.round.warm_up),
+                    seconds_text_unit(self.round.measurement),
+                    self.round.sample_size
+                );
+            }
             if self.args.iter().any(|a| a == "--nresamples") {
                 let _ = write!(out, ", {PLANNED_RESAMPLES} bootstrap resamples");
             }
@@ -505,18 +554,7 @@ pub fn make(
     }
     if used_whole {
         // One plan for every executable: a round's settings are the same on both sides.
-        plan.args = whole;
-        for pair in plan.args.chunks(2) {
-            if let [option, value] = pair
-                && let Ok(v) = value.parse::<f64>()
-            {
-                match option.as_str() {
-                    "--warm-up-time" => plan.round.warm_up = v,
-                    "--measurement-time" => plan.round.measurement = v,
-                    _ => {}
-                }
-            }
-        }
+        plan.adopt_whole_seconds();
     }
     if !not_criterion.is_empty() {
         plan.untimed.push(format!(
@@ -788,6 +826,46 @@ mod tests {
                 && advice.contains("`--budget 3m`"),
             "{advice}"
         );
+    }
+
+    /// httparse 1.10.1 as published: Criterion 0.3, whose options take whole seconds, and a
+    /// bench that sets 0.1 s of warm-up and measurement and 200 samples (its help prints
+    /// `[default: 0]`).
+    #[test]
+    fn whole_seconds_longer_than_a_plain_run_leave_the_benchs_own_timing() {
+        let own = Defaults {
+            warm_up: 0.5,
+            measurement: 0.5,
+            sample_size: 200,
+        };
+        let mut plan = TimingPlan::new(&Setting {
+            bench: &bench(&["cargo", "bench", "--bench", "parse", "--", "method/"]),
+            benchmarks: 11,
+            defaults: Some(own),
+            rounds: adaptive(),
+            budget: None,
+        });
+        assert_eq!(plan.budget, 88.0);
+        plan.adopt_whole_seconds();
+        // A second of each would be 2 s a run where a plain run gives a benchmark 1 s.
+        assert_eq!(
+            plan.args,
+            ["--sample-size", "20", "--nresamples", "1000", "--noplot"]
+        );
+        let text = plan.describe();
+        assert!(
+            text.contains("each round gives a benchmark the bench's own warm-up and measurement time (its Criterion takes whole seconds, and a second of each is more than a plain run gives it), 20 samples, 1000 bootstrap resamples, no plots"),
+            "{text}"
+        );
+        // At Criterion's defaults a second of each is still far shorter than a plain run.
+        let mut plan = at_criterions_defaults(6);
+        plan.adopt_whole_seconds();
+        assert_eq!(
+            plan.args[..4],
+            ["--warm-up-time", "1", "--measurement-time", "1"]
+        );
+        assert_eq!((plan.round.warm_up, plan.round.measurement), (1.0, 1.0));
+        assert!(!plan.own_timing);
     }
 
     #[test]

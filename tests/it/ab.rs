@@ -306,11 +306,17 @@ fn a_user_filter_is_replaced_when_rounds_narrow_on_criterion_0_8() {
 /// A git repository holding the tally crate (Criterion 0.4) at `main~1` after `edit_base`, and
 /// at `main` with 13 passes instead of 10: `small/sum` does 30% more work.
 fn tally_repository(edit_base: impl FnOnce(&Path)) -> tempfile::TempDir {
+    tally_repository_on(None, edit_base)
+}
+
+/// [`tally_repository`], with the fixture directory `overlay`'s files over the crate's.
+fn tally_repository_on(overlay: Option<&str>, edit_base: impl FnOnce(&Path)) -> tempfile::TempDir {
     let repo = tempfile::tempdir().unwrap();
-    copy_dir(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ab-tally"),
-        repo.path(),
-    );
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    copy_dir(&fixtures.join("ab-tally"), repo.path());
+    if let Some(overlay) = overlay {
+        copy_dir(&fixtures.join(overlay), repo.path());
+    }
     edit_base(repo.path());
     git(repo.path(), &["init", "-q", "-b", "main"]);
     git(repo.path(), &["add", "."]);
@@ -338,14 +344,22 @@ fn a_user_filter_is_replaced_when_rounds_narrow_on_criterion_0_4() {
         &[],
         &["cargo", "bench", "--locked", "--", "--noplot", "small/"],
     );
-    let err = stderr(&output);
+    let err = assert_tally_sum_caught(&output, 3);
+    assert!(err.contains("round 3/8, "), "{err}");
+}
+
+/// The tally job's verdicts: `ab` failed, `small/sum` (30% more work) `regressed` after
+/// `rounds` rounds or more, `small/sort` not, and the user's filter (`small/`) left
+/// `large/sort` out. Returns `ab`'s standard error.
+fn assert_tally_sum_caught(output: &Output, rounds: u64) -> String {
+    let err = stderr(output);
     assert_eq!(output.status.code(), Some(1), "{err}");
     let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
     let sum = verdict_of(&summary, "small/sum");
     assert_eq!(sum["verdict"], "regressed", "{sum:#}\n{err}");
     let ratio = sum["ratio"].as_f64().unwrap();
     assert!((1.15..1.6).contains(&ratio), "30% more work: {ratio}");
-    assert!(sum["rounds"].as_u64().unwrap() >= 3, "{sum:#}");
+    assert!(sum["rounds"].as_u64().unwrap() >= rounds, "{sum:#}");
     assert_not_regressed(&summary, "small/sort", &err);
     let ids: Vec<&str> = summary["benchmarks"]
         .as_array()
@@ -358,7 +372,29 @@ fn a_user_filter_is_replaced_when_rounds_narrow_on_criterion_0_4() {
         2,
         "the user's filter leaves large/sort out: {ids:?}"
     );
-    assert!(err.contains("round 3/8, "), "{err}");
+    err
+}
+
+/// httparse 1.10.1's case: Criterion 0.3, whose timing options take whole seconds, and a bench
+/// that sets 0.1 s of warm-up and measurement for the whole run. Rounded up to a second each,
+/// every round cost twice a plain run and the budget ended after two rounds, before the four a
+/// regression needs, with nothing decided. The rounds keep the bench's own timing instead.
+#[test]
+fn criterion_0_3_timed_under_a_second_keeps_its_timing_and_catches_30_percent() {
+    let _turn = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ab-tally-0.3-target");
+    let repo = tally_repository_on(Some("ab-tally-criterion-0.3"), |_| {});
+    let output = ab_with(
+        repo.path(),
+        &target,
+        &[],
+        &["cargo", "bench", "--locked", "--", "small/"],
+    );
+    let err = assert_tally_sum_caught(&output, 4);
+    assert!(
+        err.contains("each round gives a benchmark the bench's own warm-up and measurement time (its Criterion takes whole seconds, and a second of each is more than a plain run gives it), 20 samples"),
+        "{err}"
+    );
 }
 
 /// One plain `cargo bench` of the user's command in `repo`, built beforehand: seconds.
