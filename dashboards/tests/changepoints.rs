@@ -454,8 +454,10 @@ fn precision_by_eye_on_labelled_charts() {
             "{history}: {precision:.1}% by eye, below {floor}%"
         );
     }
+    // Pooled, not below today's 82.8%: 85.4% before batch 6 added 40 of hyper's change points
+    // (27 with a step).
     let pooled = share(all[1], all[0]);
-    assert!(pooled >= 85.0, "{pooled:.1}% by eye");
+    assert!(pooled >= 82.5, "{pooled:.1}% by eye");
 }
 
 /// Each history's precision by eye today, rounded down: a change to the detector that makes
@@ -464,7 +466,7 @@ const PRECISION_TODAY: [(&str, f64); 5] = [
     ("rune-rs__rune", 89.0),
     ("Serial-ATA__lofty-rs", 94.0),
     ("antiguru__flatcontainer", 90.0),
-    ("hyperium__hyper:end_to_end", 70.0),
+    ("hyperium__hyper:end_to_end", 68.0),
     ("pulseengine__rivet", 75.0),
 ];
 
