@@ -162,9 +162,11 @@ fn sha256_hex(path: &Path) -> anyhow::Result<String> {
 }
 
 /// Builds `bench`'s executables from the sources in `worktree` into the shared `target_dir`,
-/// and copies them into `keep_dir`. `what` names the side in errors.
+/// running it in `dir` (the worktree's counterpart of the current directory), and copies them
+/// into `keep_dir`. `what` names the side in errors.
 pub fn build(
     worktree: &Path,
+    dir: &Path,
     bench: &CargoBench,
     target_dir: &Path,
     keep_dir: &Path,
@@ -180,7 +182,7 @@ pub fn build(
     let mut child = Command::new(program)
         .args(args)
         .args(["--no-run", "--message-format=json-render-diagnostics"])
-        .current_dir(worktree)
+        .current_dir(dir)
         .env("CARGO_TARGET_DIR", target_dir)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -211,7 +213,7 @@ pub fn build(
     let worktree = std::path::absolute(worktree).context("cannot resolve the worktree")?;
     std::fs::create_dir_all(keep_dir)
         .with_context(|| format!("cannot create {}", keep_dir.display()))?;
-    let workspace_root = workspace_root(worktree.as_path(), bench, what)?;
+    let workspace_root = workspace_root(dir, bench, what)?;
     let mut sources = std::collections::BTreeSet::new();
     let mut executables = Vec::new();
     for message in messages {
@@ -281,9 +283,9 @@ pub fn build(
     })
 }
 
-/// The root of the cargo workspace the bench command builds in `worktree`: rustc runs there, so
-/// the workspace's own files are named relative to it in dep-info.
-pub fn workspace_root(worktree: &Path, bench: &CargoBench, what: &str) -> anyhow::Result<PathBuf> {
+/// The root of the cargo workspace the bench command builds when run in `dir`: rustc runs
+/// there, so the workspace's own files are named relative to it in dep-info.
+pub fn workspace_root(dir: &Path, bench: &CargoBench, what: &str) -> anyhow::Result<PathBuf> {
     let mut command = Command::new("cargo");
     command.args(["locate-project", "--workspace", "--message-format", "plain"]);
     let manifest = bench
@@ -302,7 +304,7 @@ pub fn workspace_root(worktree: &Path, bench: &CargoBench, what: &str) -> anyhow
         command.args(["--manifest-path", &manifest]);
     }
     let output = command
-        .current_dir(worktree)
+        .current_dir(dir)
         .stdin(Stdio::null())
         .output()
         .with_context(|| format!("{what}: cannot run `cargo locate-project`"))?;
@@ -315,7 +317,7 @@ pub fn workspace_root(worktree: &Path, bench: &CargoBench, what: &str) -> anyhow
     let manifest = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
     Ok(manifest
         .parent()
-        .map_or_else(|| worktree.to_path_buf(), Path::to_path_buf))
+        .map_or_else(|| dir.to_path_buf(), Path::to_path_buf))
 }
 
 /// The files named in the dep-info (`deps/NAME-HASH.d`) of a compiled artifact whose outputs are
@@ -435,6 +437,30 @@ pub fn help_text(
         .status
         .success()
         .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// Whether `executable`, whose `--help` failed, is a Criterion harness all the same: Criterion
+/// 0.5 builds clap without its `help` feature, so its `--help` is refused ("unexpected
+/// argument found") unless another crate of the build turns the feature on. Its `--list`,
+/// with an option only Criterion takes, names each benchmark `ID: benchmark`; a libtest
+/// harness refuses the option.
+pub fn lists_as_criterion(
+    executable: &KeptExecutable,
+    criterion_home: &Path,
+    target_dir: &Path,
+) -> bool {
+    let args = ["--bench", "--noplot", "--list"].map(str::to_owned);
+    executable
+        .command(&args, criterion_home, target_dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .output()
+        .is_ok_and(|output| {
+            output.status.success()
+                && String::from_utf8_lossy(&output.stdout)
+                    .lines()
+                    .any(|line| line.ends_with(": benchmark"))
+        })
 }
 
 /// Whether `executable` accepts `extra` options with the command's own (Criterion's `--list`

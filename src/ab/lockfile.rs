@@ -19,7 +19,7 @@ pub fn align(sides: &[Side], bench: Option<&CargoBench>) -> anyhow::Result<Optio
     let [base, head] = sides else {
         bail!("internal: a comparison has two sides");
     };
-    let Some(relative) = lockfile_path(&base.worktree.path, bench)? else {
+    let Some(relative) = lockfile_path(&base.worktree.path, &base.worktree.dir, bench)? else {
         return Ok(None);
     };
     let shown = relative.display().to_string();
@@ -81,16 +81,22 @@ pub fn align(sides: &[Side], bench: Option<&CargoBench>) -> anyhow::Result<Optio
     Ok(Some(format!("Dependencies: {what} (SHA-256 {digest}).")))
 }
 
-/// Where the workspace's `Cargo.lock` lives, relative to the worktree: beside the workspace
-/// root's manifest (the bench command's `--manifest-path`, else the top).
-fn lockfile_path(worktree: &Path, bench: Option<&CargoBench>) -> anyhow::Result<Option<PathBuf>> {
+/// Where the workspace's `Cargo.lock` lives, relative to the worktree's top: beside the
+/// workspace root's manifest, as cargo finds it from `dir` (with the bench command's
+/// `--manifest-path`, if any).
+fn lockfile_path(
+    worktree: &Path,
+    dir: &Path,
+    bench: Option<&CargoBench>,
+) -> anyhow::Result<Option<PathBuf>> {
     let Some(bench) = bench else {
-        return Ok(worktree
+        let relative = dir.strip_prefix(worktree).unwrap_or(Path::new(""));
+        return Ok(dir
             .join("Cargo.toml")
             .is_file()
-            .then(|| PathBuf::from("Cargo.lock")));
+            .then(|| relative.join("Cargo.lock")));
     };
-    let root = crate::side_build::workspace_root(worktree, bench, "finding the workspace")?;
+    let root = crate::side_build::workspace_root(dir, bench, "finding the workspace")?;
     let relative = root.strip_prefix(worktree).unwrap_or(Path::new(""));
     Ok(Some(relative.join("Cargo.lock")))
 }

@@ -125,6 +125,8 @@ pub struct TimingPlan {
     kept: Vec<String>,
     /// Executables the plan leaves alone (not Criterion, or refusing the options), in words.
     untimed: Vec<String>,
+    /// What the plan assumed, in words.
+    notes: Vec<String>,
     /// Seconds one run of a benchmark took on one side, as the latest round measured it.
     cost: HashMap<String, f64>,
     /// Benchmarks whose code sets their timing: their samples took far longer than planned
@@ -263,6 +265,7 @@ impl TimingPlan {
             plain,
             kept,
             untimed: Vec::new(),
+            notes: Vec::new(),
             cost: HashMap::new(),
             code_timed: std::collections::HashSet::new(),
             own_timing: false,
@@ -382,8 +385,8 @@ impl TimingPlan {
             },
             duration_text(first)
         );
-        for untimed in &self.untimed {
-            let _ = write!(out, "; {untimed}");
+        for note in self.notes.iter().chain(&self.untimed) {
+            let _ = write!(out, "; {note}");
         }
         out
     }
@@ -513,27 +516,48 @@ pub fn make(
     let home = scratch.join("criterion-plan");
     let mut defaults = None;
     let mut not_criterion = Vec::new();
+    let mut helpless = Vec::new();
     let mut criterion_flags: Vec<Vec<bool>> = Vec::new();
     for side in sides.iter() {
         let mut flags = Vec::new();
         for exe in &side.executables {
-            let own = side_build::help_text(exe, &home, target_dir)
-                .as_deref()
-                .and_then(Defaults::from_help);
-            if let Some(own) = own {
+            let help = side_build::help_text(exe, &home, target_dir);
+            let own = help.as_deref().and_then(Defaults::from_help);
+            let criterion = if let Some(own) = own {
                 // The head's settings are the ones a plain run of the change would use.
                 defaults = Some(own);
-            } else if !not_criterion.contains(&exe.target) {
-                not_criterion.push(exe.target.clone());
+                true
+            } else {
+                help.is_none() && side_build::lists_as_criterion(exe, &home, target_dir)
+            };
+            let list = if criterion {
+                &mut helpless
+            } else {
+                &mut not_criterion
+            };
+            if own.is_none() && !list.contains(&exe.target) {
+                list.push(exe.target.clone());
             }
-            flags.push(own.is_some());
+            flags.push(criterion);
         }
         criterion_flags.push(flags);
+    }
+    if defaults.is_none() && !helpless.is_empty() {
+        // No executable says what a plain run gives a benchmark: Criterion's defaults, which a
+        // bench's code shortens less often than it lengthens them (read again after each
+        // round from what the samples took).
+        defaults = Some(CRITERION);
     }
     let mut plan = TimingPlan::new(&Setting {
         defaults,
         ..*setting
     });
+    if !helpless.is_empty() {
+        plan.notes.push(format!(
+            "{} refuses `--help` (Criterion 0.5 without clap's help), so a plain run is taken to be at Criterion's defaults",
+            helpless.join(", ")
+        ));
+    }
     let whole = plan.whole_seconds();
     let mut refused = Vec::new();
     let mut used_whole = false;

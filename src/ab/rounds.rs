@@ -122,7 +122,7 @@ pub fn count_instructions(
     // same crates for fresh, so this side's sources are made newer than it (see side_build).
     side_build::touch_tree(&side.worktree.path, SystemTime::now()).with_context(|| what.clone())?;
     run_in(
-        &side.worktree.path,
+        &side.worktree.dir,
         &words,
         &[
             ("GUNGRAUN_HOME", home.as_os_str()),
@@ -436,7 +436,7 @@ async fn run_side(
         // A command that builds as it runs gets a target directory per side, so neither side
         // can run the other's build.
         None => run_in(
-            &side.worktree.path,
+            &side.worktree.dir,
             &setting
                 .job
                 .command

@@ -31,11 +31,18 @@ pub(crate) fn git(args: &[&str]) -> anyhow::Result<String> {
 
 /// A detached worktree, removed again when dropped.
 pub(crate) struct Worktree {
+    /// Its top.
     pub(crate) path: PathBuf,
+    /// Where its commands run: the directory of the worktree that the current directory is of
+    /// the repository (`git rev-parse --show-prefix`). A bench suite kept in a subdirectory
+    /// with a workspace of its own (`cd benches && cargo bench`) builds there, as it does for
+    /// the user.
+    pub(crate) dir: PathBuf,
 }
 
 impl Worktree {
     pub(crate) fn add(path: PathBuf, commit: &CommitSha) -> anyhow::Result<Self> {
+        let prefix = git(&["rev-parse", "--show-prefix"])?;
         if path.exists() {
             let _ = git(&["worktree", "remove", "--force", &path.to_string_lossy()]);
             let _ = std::fs::remove_dir_all(&path);
@@ -55,7 +62,14 @@ impl Worktree {
                 path.display()
             )
         })?;
-        Ok(Self { path })
+        let dir = path.join(&prefix);
+        if !dir.is_dir() {
+            bail!(
+                "{} has no directory {prefix}, where this command runs: run it from a directory the commit has",
+                commit.short()
+            );
+        }
+        Ok(Self { path, dir })
     }
 }
 
@@ -112,6 +126,7 @@ pub fn build_side(
     );
     let built = side_build::build(
         &side.worktree.path,
+        &side.worktree.dir,
         bench,
         target_dir,
         bin,

@@ -397,6 +397,37 @@ fn criterion_0_3_timed_under_a_second_keeps_its_timing_and_catches_30_percent() 
     );
 }
 
+/// rand 0.10's layout: the benches in a subdirectory with a workspace of their own, run from
+/// there (`cd suite && cargo bench`), on Criterion 0.5, whose `--help` is refused (it builds
+/// clap without the `help` feature). Each side's worktree used to build at its top, where
+/// cargo found the crate inside the user's `suite` workspace and stopped; and a harness without
+/// `--help` was left alone as "not Criterion", so every round ran at Criterion's defaults
+/// (3 s + 5 s a benchmark): the budget of one plain run ended after two rounds, undecided.
+#[test]
+fn benches_in_a_subdirectory_on_criterion_0_5_are_planned_and_catch_30_percent() {
+    let _turn = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ab-tally-0.5-target");
+    let repo = tally_repository_on(Some("ab-tally-criterion-0.5-suite"), |_| {});
+    let output = ab_with(
+        &repo.path().join("suite"),
+        &target,
+        &[],
+        &["cargo", "bench", "--locked", "--", "small/"],
+    );
+    let err = assert_tally_sum_caught(&output, 4);
+    for planned in [
+        "suite/tally refuses `--help` (Criterion 0.5 without clap's help), so a plain run is taken to be at Criterion's defaults",
+        "within 16 s of benchmarking (one plain run of the suite at Criterion's defaults: 3 s warm-up, 5 s measurement, 100 samples a benchmark)",
+        "each round gives a benchmark 0.2 s warm-up, 0.6 s measurement, 20 samples",
+    ] {
+        assert!(err.contains(planned), "{planned}\n{err}");
+    }
+    assert!(
+        err.contains("each side built with its own committed `suite/Cargo.lock`"),
+        "{err}"
+    );
+}
+
 /// One plain `cargo bench` of the user's command in `repo`, built beforehand: seconds.
 fn time_plain_bench(repo: &Path, target: &Path, command: &[&str]) -> f64 {
     let cargo = |args: &[&str]| {
