@@ -129,9 +129,10 @@ pub struct TimingPlan {
     notes: Vec<String>,
     /// Seconds one run of a benchmark took on one side, as the latest round measured it.
     cost: HashMap<String, f64>,
-    /// Benchmarks whose code sets their timing: their samples took far longer than planned
-    /// though Criterion could have fit the plan's samples into it.
-    code_timed: std::collections::HashSet<String>,
+    /// Per benchmark, its runs whose samples took far longer than planned though Criterion
+    /// could have fit the plan's samples into it, and all its runs: a benchmark whose code
+    /// sets its timing does that in most of its runs; a neighbour, now and then.
+    code_timed: HashMap<String, (usize, usize)>,
     /// Rounds keep the bench's own warm-up and measurement time: its Criterion (0.3) takes
     /// whole seconds only, and a second of each is longer than a plain run gives a benchmark.
     own_timing: bool,
@@ -267,7 +268,7 @@ impl TimingPlan {
             untimed: Vec::new(),
             notes: Vec::new(),
             cost: HashMap::new(),
-            code_timed: std::collections::HashSet::new(),
+            code_timed: HashMap::new(),
             own_timing: false,
             first_look,
             max_rounds: setting.rounds.max(),
@@ -430,8 +431,11 @@ impl TimingPlan {
                 // (its warm-up too, in the overhead, when the code sets that; crates that set
                 // one set both, as base64's benches do). Iterations too slow for the plan take
                 // longer still at the plain run's samples.
-                let own = if slow && least < self.round.measurement {
-                    self.code_timed.insert(id.to_owned());
+                let by_code = slow && least < self.round.measurement;
+                let runs = self.code_timed.entry(id.to_owned()).or_default();
+                runs.0 += usize::from(by_code);
+                runs.1 += 1;
+                let own = if by_code {
                     cost
                 } else {
                     let plain_run = self.plain.warm_up + self.plain.measurement.max(sampled);
@@ -473,7 +477,11 @@ impl TimingPlan {
     pub fn code_timed_advice(&self, open: &[String], rounds: usize, spent: f64) -> Option<String> {
         let timed = open
             .iter()
-            .filter(|id| self.code_timed.contains(*id))
+            .filter(|id| {
+                self.code_timed
+                    .get(*id)
+                    .is_some_and(|(overran, runs)| 2 * overran > *runs)
+            })
             .count();
         if timed == 0 {
             return None;
@@ -850,6 +858,32 @@ mod tests {
                 && advice.contains("`--budget 3m`"),
             "{advice}"
         );
+    }
+
+    /// One run that took far longer than planned, beside three that did not, was a neighbour,
+    /// not timing set in code: rand's `shuffle` bench sets none, and one overrun among 34
+    /// benchmarks once brought the advice that 2 of them set their timing in code.
+    #[test]
+    fn only_a_benchmark_that_overruns_in_most_of_its_runs_is_timed_by_its_code() {
+        let mut plan = at_criterions_defaults(2);
+        let steady = [
+            measured("fixed", 10.0, 20, 1_000.0),
+            measured("bumped", 0.6, 20, 1_000.0),
+        ];
+        let disturbed = [
+            measured("fixed", 10.0, 20, 1_000.0),
+            measured("bumped", 2.0, 20, 1_000.0),
+        ];
+        let wall = Duration::from_secs_f64(0.2 + 10.0 + 0.2 + 2.0 + 1.2);
+        plan.observe(&[(&steady, wall), (&disturbed, wall)], 1);
+        plan.observe(&[(&steady, wall), (&steady, wall)], 2);
+        let open = ["fixed".to_owned(), "bumped".to_owned()];
+        let advice = plan.code_timed_advice(&open, 2, 50.0).unwrap();
+        assert!(
+            advice.starts_with("1 of them set their own timing in code"),
+            "{advice}"
+        );
+        assert_eq!(plan.code_timed_advice(&open[1..], 2, 50.0), None);
     }
 
     /// httparse 1.10.1 as published: Criterion 0.3, whose options take whole seconds, and a
