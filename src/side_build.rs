@@ -442,8 +442,8 @@ pub fn help_text(
 /// Whether `executable`, whose `--help` failed, is a Criterion harness all the same: Criterion
 /// 0.5 builds clap without its `help` feature, so its `--help` is refused ("unexpected
 /// argument found") unless another crate of the build turns the feature on. Its `--list`,
-/// with an option only Criterion takes, names each benchmark `ID: benchmark`; a libtest
-/// harness refuses the option.
+/// with an option only Criterion takes, names its benchmarks
+/// ([`crate::bench_command::listed_ids`]); a libtest harness refuses the option.
 pub fn lists_as_criterion(
     executable: &KeptExecutable,
     criterion_home: &Path,
@@ -457,9 +457,8 @@ pub fn lists_as_criterion(
         .output()
         .is_ok_and(|output| {
             output.status.success()
-                && String::from_utf8_lossy(&output.stdout)
-                    .lines()
-                    .any(|line| line.ends_with(": benchmark"))
+                && !crate::bench_command::listed_ids(&String::from_utf8_lossy(&output.stdout))
+                    .is_empty()
         })
 }
 

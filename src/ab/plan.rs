@@ -530,22 +530,26 @@ pub fn make(
         let mut flags = Vec::new();
         for exe in &side.executables {
             let help = side_build::help_text(exe, &home, target_dir);
-            let own = help.as_deref().and_then(Defaults::from_help);
-            let criterion = if let Some(own) = own {
-                // The head's settings are the ones a plain run of the change would use.
-                defaults = Some(own);
-                true
-            } else {
-                help.is_none() && side_build::lists_as_criterion(exe, &home, target_dir)
+            let criterion = match help.as_deref().and_then(Defaults::from_help) {
+                Some(own) => {
+                    // The head's settings are the ones a plain run of the change would use.
+                    defaults = Some(own);
+                    true
+                }
+                None => {
+                    let helpless_criterion =
+                        help.is_none() && side_build::lists_as_criterion(exe, &home, target_dir);
+                    let list = if helpless_criterion {
+                        &mut helpless
+                    } else {
+                        &mut not_criterion
+                    };
+                    if !list.contains(&exe.target) {
+                        list.push(exe.target.clone());
+                    }
+                    helpless_criterion
+                }
             };
-            let list = if criterion {
-                &mut helpless
-            } else {
-                &mut not_criterion
-            };
-            if own.is_none() && !list.contains(&exe.target) {
-                list.push(exe.target.clone());
-            }
             flags.push(criterion);
         }
         criterion_flags.push(flags);
