@@ -22,7 +22,36 @@ dashboard_url="${INPUT_DASHBOARD_URL:-${INPUT_COLLECTOR_URL:-}}"
 if [ -n "$dashboard_url" ]; then
     export BENCHGATE_DASHBOARD_URL="$dashboard_url"
 fi
-read -r -a bench_command <<< "${INPUT_BENCH_COMMAND:-cargo bench --workspace}"
+# A command input as the words of one command, quoted the way a shell quotes them ('…', "…",
+# \), so that a filter with a space or a regex in quotes reaches Criterion as one argument. It is
+# not run through a shell: xargs splits it (nothing in it is expanded or executed), and `&&`,
+# `|` or `;` would reach cargo as arguments, so they are refused here. Sets `words`.
+command_words() {
+    local input=$1 line=$2 parsed word
+    parsed="$(mktemp)"
+    if ! printf '%s\n' "$line" | xargs -r printf '%s\0' > "$parsed" 2> "$parsed.err"; then
+        echo "::error title=benchgate::$input: $(sed 's/;.*//' "$parsed.err" | head -1) in: $line"
+        rm -f "$parsed" "$parsed.err"
+        exit 2
+    fi
+    words=()
+    while IFS= read -r -d '' word; do words+=("$word"); done < "$parsed"
+    rm -f "$parsed" "$parsed.err"
+    if [ ${#words[@]} -eq 0 ]; then
+        echo "::error title=benchgate::$input is empty"
+        exit 2
+    fi
+    for word in "${words[@]}"; do
+        case "$word" in
+            '&&' | '||' | ';' | '|' | '&' | '>' | '>>' | '<')
+                echo "::error title=benchgate::$input is one command and its arguments, not a shell line: \`$word\` would be passed to ${words[0]} as an argument. Set working-directory to run it in a subdirectory, or put the steps in a script and name the script."
+                exit 2
+                ;;
+        esac
+    done
+}
+command_words bench-command "${INPUT_BENCH_COMMAND:-cargo bench --workspace}"
+bench_command=("${words[@]}")
 # Custom metrics the bench command writes (Bencher's JSON), stored beside Criterion's results.
 metrics_args=()
 if [ -n "${INPUT_METRICS:-}" ]; then
@@ -36,10 +65,10 @@ if [ "${INPUT_INSTRUCTIONS:-false}" = true ]; then
     instructions_args=(--instructions "$instructions_command")
     # Stored runs: gungraun writes its summaries under the target directory, where
     # `benchgate ingest` finds them beside Criterion's output.
+    command_words instructions-command "$instructions_command"
+    instructions_words=("${words[@]}")
     count_instructions() {
-        local command
-        read -r -a command <<< "$instructions_command"
-        GUNGRAUN_SAVE_SUMMARY=json "${command[@]}"
+        GUNGRAUN_SAVE_SUMMARY=json "${instructions_words[@]}"
     }
 fi
 

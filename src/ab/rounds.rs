@@ -98,6 +98,18 @@ pub fn gungraun_home(scratch: &Path, side: &Side) -> std::path::PathBuf {
     scratch.join(format!("gungraun-{}", side.name))
 }
 
+/// The words of `--instructions COMMAND`, split as a shell splits them: a quoted filter with a
+/// space stays one argument. Nothing in it is expanded or run.
+fn instruction_words(command: &str) -> anyhow::Result<Vec<String>> {
+    let Some(words) = shlex::split(command) else {
+        bail!("--instructions: `{command}` has an unmatched quote or a trailing backslash");
+    };
+    if words.is_empty() {
+        bail!("--instructions: the command is empty");
+    }
+    Ok(words)
+}
+
 /// Runs the gungraun bench `command` once in `side`'s worktree (its own `GUNGRAUN_HOME`, the
 /// shared target directory) and reads the counts it saved.
 pub fn count_instructions(
@@ -106,10 +118,8 @@ pub fn count_instructions(
     scratch: &Path,
     target_dir: &Path,
 ) -> anyhow::Result<Vec<Measurement>> {
-    let words: Vec<&str> = command.split_whitespace().collect();
-    if words.is_empty() {
-        bail!("--instructions: the command is empty");
-    }
+    let words = instruction_words(command)?;
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
     let what = format!(
         "counting instructions in {} ({})",
         side.name,
@@ -598,5 +608,33 @@ impl Progress {
         eprintln!(
             "benchgate: round {done}/{max} done: {spent} benchmarking so far{open_text}{estimate}"
         );
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests fail loudly
+mod tests {
+    use super::instruction_words;
+
+    #[test]
+    fn an_instructions_command_keeps_a_quoted_filter_as_one_argument() {
+        assert_eq!(
+            instruction_words("cargo bench --bench instructions -- 'parse csv/' \"a b\"").unwrap(),
+            [
+                "cargo",
+                "bench",
+                "--bench",
+                "instructions",
+                "--",
+                "parse csv/",
+                "a b"
+            ]
+        );
+        let unmatched = instruction_words("cargo bench -- 'parse").unwrap_err();
+        assert!(
+            unmatched.to_string().contains("unmatched quote"),
+            "{unmatched}"
+        );
+        assert!(instruction_words("  ").is_err());
     }
 }

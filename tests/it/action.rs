@@ -125,8 +125,10 @@ fn build_benches(dir: &Path) {
 
 /// The bench command the action is given: the crate's sample workloads, the protocol ones only
 /// (the `-- --noplot` of the README's demo, plus a filter).
+/// The filter is quoted, as a shell would need it: the action must hand it to Criterion as one
+/// argument without the quotes.
 fn bench_command() -> String {
-    format!("cargo bench --locked --offline --bench sample_workloads -- --noplot {WORKLOADS}")
+    format!("cargo bench --locked --offline --bench sample_workloads -- --noplot '{WORKLOADS}'")
 }
 
 struct World {
@@ -598,6 +600,33 @@ fn at_a_release_tag_the_default_version_installs_that_release() {
     );
 }
 
+/// A bench command is one command and its arguments: a shell line (`cd … && …`) or an unmatched
+/// quote is refused before anything runs, naming the input, instead of reaching cargo as words.
+#[test]
+fn a_bench_command_that_is_a_shell_line_is_refused_naming_the_input() {
+    let world = World::new(false);
+    for (bench, error) in [
+        (
+            "cd benches && cargo bench",
+            "::error title=benchgate::bench-command is one command and its arguments, not a shell \
+             line: `&&` would be passed to cd as an argument",
+        ),
+        (
+            "cargo bench -- 'parse csv",
+            "::error title=benchgate::bench-command: xargs: unmatched single quote",
+        ),
+    ] {
+        let job = world.job("shell-line", "schedule", json!({}), &world.commits[0]);
+        let mut with = world.with("nightly");
+        with.push(("bench-command", bench));
+        let run = job.run(&with);
+        let step = run.step("Run benchgate");
+        assert_eq!(step.outcome, Outcome::Failure(Some(2)), "{}", run.logs());
+        assert!(step.log.contains(error), "{bench}: {}", step.log);
+    }
+    assert!(world.service_runs().is_empty());
+}
+
 /// A push to main, the way benchgate's own benches run (`.github/workflows/perf-self.yml`):
 /// no collector, so the local store travels from job to job in `actions/cache`; each push is
 /// stored and gated against the previous commit's stored run. The commit that does the seal's
@@ -909,7 +938,7 @@ fn a_change_to_a_shared_function_fails_both_its_benchmarks_and_passes_the_others
     }
     let _hogs = [CpuHog::start(), CpuHog::start()];
     let bench =
-        "cargo bench --locked --offline --bench sample_workloads -- --noplot ^(aead|framing)/";
+        "cargo bench --locked --offline --bench sample_workloads -- --noplot \"^(aead|framing)/\"";
     let dir = world.workspace.clone();
     let inputs = |mode: &'static str| {
         let mut with = world.with(mode);
