@@ -526,6 +526,10 @@ pub struct Floors {
     /// With calibrated history: the machine's state, which real changes to fewer than half the
     /// others cannot raise.
     pub robust: Option<f64>,
+    /// For a stored baseline's `pass`: the others' moves in this run only ([`OthersSpread`]),
+    /// without the machine's record of interference, which only ever adds time and so cannot
+    /// make a slowdown read as a pass (see [`one_sided_pass`]).
+    pub shared: Option<f64>,
     /// Uncalibrated: every other move counts.
     pub plain: Option<f64>,
 }
@@ -591,7 +595,7 @@ pub fn assess(
         (NoiseSource::History, Some(history), Some(base)) if rounds.d.len() == 1 => one_sided_pass(
             history,
             base,
-            floors.robust.unwrap_or(0.0),
+            pass_floor(history, base, base + rounds.d[0], floors),
             rounds.within,
             rounds.base_runs,
             rounds.head_runs,
@@ -642,14 +646,37 @@ fn one_sided_pass(
     if !sigma.is_finite() {
         return None;
     }
-    let recent = history[history.len().saturating_sub(RECENT_FLOOR_RUNS)..]
-        .iter()
-        .copied()
-        .fold(base, f64::min);
+    let recent = recent_floor(history, base);
     let variance = (2.0 * sigma * sigma * pair_variance_share(base_runs, head_runs))
         .max(floor * floor)
         .max(within);
     Some((variance.sqrt().max(1e-12), base - recent))
+}
+
+/// The base's floor: the fastest of the base run and its [`RECENT_FLOOR_RUNS`] newest runs.
+fn recent_floor(history: &[f64], base: f64) -> f64 {
+    history[history.len().saturating_sub(RECENT_FLOOR_RUNS)..]
+        .iter()
+        .copied()
+        .fold(base, f64::min)
+}
+
+/// The floor of a stored baseline's `pass` (`ln` times). The head's interference only raises
+/// its time and the base's is bounded by its height above its floor, so the machine's record of
+/// interference ([`history_floor`]) is not part of it: the run's others' moves are
+/// ([`Floors::shared`]). That bound holds while one of the base's recent runs was clean and the
+/// head ran in a mode its history showed; a head faster than all of those runs says either may
+/// not hold (the loopback handshake on the noisy recording read 25% faster than any of its
+/// runs), and then the machine's record is the floor again. With a margin of two clean standard
+/// deviations, 3 of 45 of that recording's slowdowns of 1.5 times the limit passed; without
+/// one, none (docs/accuracy.md, "A pass judged on its own history").
+fn pass_floor(history: &[f64], base: f64, head: f64, floors: Floors) -> f64 {
+    let floor = if head < recent_floor(history, base) {
+        floors.robust
+    } else {
+        floors.shared
+    };
+    floor.unwrap_or(0.0)
 }
 
 /// The `q` quantile (linear interpolation) of `sorted` with one occurrence of `left_out`

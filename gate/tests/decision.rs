@@ -1348,3 +1348,80 @@ fn a_claim_the_head_runs_bring_back_under_the_limit_does_not_stand() {
     assert!(b03.ratio.unwrap() < b03.limit, "{b03:?}");
     assert_eq!(last.decision.verdict, Overall::Inconclusive);
 }
+
+/// A busy machine: every stored run has a different two of twelve benchmarks 40% slower (a
+/// neighbour), so the machine's record of how far whole runs move is large. That record guards
+/// a `regressed`, not a `pass`: interference only adds time, so a head run at its benchmark's
+/// level passes on the benchmark's own history, while a benchmark the head run's neighbour
+/// slowed stays undecided. Where every recent base run was slowed (a neighbour that stayed), a
+/// head faster than all of them does not pass on that history: the record is its floor again.
+#[test]
+fn on_a_busy_machine_an_undisturbed_head_passes_on_its_own_history() {
+    let mut noise = Noise(47);
+    let ids: Vec<String> = (0..12).map(|j| format!("b{j:02}")).collect();
+    let mut history: HashMap<String, Vec<f64>> = ids
+        .iter()
+        .enumerate()
+        .map(|(j, id)| {
+            let series = (0..20)
+                .map(|i| {
+                    let slowed = (i * 7 + j * 5) % 12 < 2;
+                    1000f64.ln() + 0.01 * noise.normal() + if slowed { 0.34 } else { 0.0 }
+                })
+                .collect();
+            (id.clone(), series)
+        })
+        .collect();
+    // The base run, clean, ends each history; b09's last six runs, the base among them, were
+    // all slowed by a neighbour that stayed.
+    for (id, series) in &mut history {
+        series.push(1000f64.ln());
+        if id == "b09" {
+            let n = series.len();
+            for v in &mut series[n - 6..] {
+                *v = 1300f64.ln() + 0.002 * noise.normal();
+            }
+        }
+    }
+    let base_ns = |id: &str| (history[id].last().unwrap()).exp();
+    let side = |ns: &dyn Fn(&str) -> f64| {
+        vec![
+            ids.iter()
+                .map(|id| measurement(id, ns(id), 0.002, None))
+                .collect::<Vec<_>>(),
+        ]
+    };
+    let base = side(&|id| base_ns(id));
+    // The head: the same code, at or a little above the base's clean level (a head faster than
+    // all of the base's recent runs is the case below); b05 slowed 40% by a neighbour in this
+    // run, b02 20% slower in code, b09 at its clean level but 20% slower in code than that.
+    let clean: HashMap<&str, f64> = ids
+        .iter()
+        .map(|id| (id.as_str(), 1000.0 * (0.01 * noise.normal()).abs().exp()))
+        .collect();
+    let head = side(&|id| match id {
+        "b05" => 1400.0,
+        "b02" => 1200.0,
+        "b09" => 1200.0,
+        _ => clean[id],
+    });
+    let decision = decide(&base, &head, &history);
+    for id in [
+        "b00", "b01", "b03", "b04", "b06", "b07", "b08", "b10", "b11",
+    ] {
+        let b = result_of(&decision, id);
+        assert_eq!(b.verdict, Verdict::Pass, "{b:?}");
+        assert_eq!(b.noise_source, Some(NoiseSource::History));
+        assert!(b.bound.unwrap().upper.unwrap() < 1.15, "{b:?}");
+    }
+    // The neighbour's 40% is no regression on this machine, and no pass either.
+    assert_eq!(result_of(&decision, "b05").verdict, Verdict::Inconclusive);
+    // Slowdowns beyond the limit are never let through.
+    for id in ["b02", "b09"] {
+        let b = result_of(&decision, id);
+        assert!(
+            !matches!(b.verdict, Verdict::Pass | Verdict::Warn),
+            "{id}: {b:?}"
+        );
+    }
+}

@@ -172,6 +172,7 @@ fn single_round_floors<'a>(
                 .into_iter()
                 .chain(machine.map(|m| m * pair_variance_share(1, head_runs[j]).sqrt()))
                 .reduce(f64::max),
+            shared: others.of(signed[j]),
             plain: plain_others_spread(sorted_moves, moves[j]),
         },
         _ => Floors::default(),
