@@ -833,7 +833,7 @@ fn how_compared(decision: &Decision, context: &Context) -> String {
             }
         }
         (None, Mode::StoredBaseline) if decision.rounds > 1 => format!(
-            "stored baseline, the head run up to {} times (each time only the benchmarks still undecided, their runs pooled)",
+            "stored baseline, the head run up to {} times: each time only the benchmarks still undecided, their runs pooled",
             decision.rounds
         ),
         (None, Mode::StoredBaseline) => "stored baseline".to_owned(),
