@@ -15,9 +15,18 @@ use serde_json::Value;
 
 /// The real-build tests share one cargo target directory (criterion is compiled once) and take
 /// turns: `ab` builds a side and then copies its executables, one `ab` at a time per directory.
-/// The accuracy harness takes it too, so that its minutes of computation never run beside a
-/// test that measures wall time.
+/// Each also takes the machine alone among the tests that load it ([`timing_turn`]).
 pub(crate) static SHARED_TARGET: Mutex<()> = Mutex::new(());
+
+/// A wall-time test's turn: the shared target, then the machine alone among the tests that
+/// load it (`support::alone_on_the_machine`). Held to the end of the test.
+pub(crate) fn timing_turn() -> (
+    std::sync::MutexGuard<'static, ()>,
+    std::sync::RwLockWriteGuard<'static, ()>,
+) {
+    let target = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
+    (target, alone_on_the_machine())
+}
 
 pub(crate) fn shared_target() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("ab-zoo-target")
@@ -110,7 +119,7 @@ fn builds(summary: &Value) -> [(String, String); 2] {
 
 #[test]
 fn a_head_that_does_more_work_in_the_benchmarked_crate_is_regressed() {
-    let _turn = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = timing_turn();
     let (repo, base, head) = zoo_repository(|repo| {
         edit(
             repo,
@@ -232,7 +241,7 @@ fn stored_runs(repo: &Path) -> Vec<Value> {
 
 #[test]
 fn a_user_filter_is_replaced_when_rounds_narrow_on_criterion_0_8() {
-    let _turn = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = timing_turn();
     // Ten times the pushes: the filter's path is the point here. `push` settles in one of two
     // speeds per process (about 3.7 or 7.5 µs, seen idle), so a 30% change of it is not
     // always confirmed within 8 rounds; the Criterion 0.4 test keeps the 30% case, on a
@@ -335,7 +344,7 @@ fn tally_repository_on(overlay: Option<&str>, edit_base: impl FnOnce(&Path)) -> 
 fn a_user_filter_is_replaced_when_rounds_narrow_on_criterion_0_4() {
     // Its own target directory, but the same turns: a release build of Criterion beside
     // another test's rounds is the kind of neighbour that moves a benchmark by tens of percent.
-    let _turn = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = timing_turn();
     let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ab-tally-target");
     let repo = tally_repository(|_| {});
     let output = ab_with(
@@ -381,7 +390,7 @@ fn assert_tally_sum_caught(output: &Output, rounds: u64) -> String {
 /// regression needs, with nothing decided. The rounds keep the bench's own timing instead.
 #[test]
 fn criterion_0_3_timed_under_a_second_keeps_its_timing_and_catches_30_percent() {
-    let _turn = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = timing_turn();
     let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ab-tally-0.3-target");
     let repo = tally_repository_on(Some("ab-tally-criterion-0.3"), |_| {});
     let output = ab_with(
@@ -405,7 +414,7 @@ fn criterion_0_3_timed_under_a_second_keeps_its_timing_and_catches_30_percent() 
 /// (3 s + 5 s a benchmark): the budget of one plain run ended after two rounds, undecided.
 #[test]
 fn benches_in_a_subdirectory_on_criterion_0_5_are_planned_and_catch_30_percent() {
-    let _turn = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = timing_turn();
     let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ab-tally-0.5-target");
     let repo = tally_repository_on(Some("ab-tally-criterion-0.5-suite"), |_| {});
     let output = ab_with(
@@ -451,7 +460,7 @@ fn time_plain_bench(repo: &Path, target: &Path, command: &[&str]) -> f64 {
 
 #[test]
 fn a_plain_cargo_bench_is_planned_to_one_plain_run_and_still_catches_30_percent() {
-    let _turn = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = timing_turn();
     let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ab-tally-target");
     // Criterion's defaults: 3 s warm-up, 5 s measurement, 100 samples a benchmark.
     let repo = tally_repository(|repo| {
@@ -512,7 +521,7 @@ fn a_plain_cargo_bench_is_planned_to_one_plain_run_and_still_catches_30_percent(
 
 #[test]
 fn a_head_that_edits_only_a_bench_target_the_command_does_not_build_passes_unmeasured() {
-    let _turn = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = timing_turn();
     let (repo, _, _) = zoo_repository(|repo| {
         edit(
             repo,
@@ -552,7 +561,7 @@ fn a_head_that_edits_only_a_bench_target_the_command_does_not_build_passes_unmea
 
 #[test]
 fn a_head_that_changes_only_comments_is_not_regressed() {
-    let _turn = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = timing_turn();
     let (repo, _, _) = zoo_repository(|repo| {
         edit(
             repo,
@@ -587,7 +596,7 @@ fn a_head_that_changes_only_comments_is_not_regressed() {
 
 #[test]
 fn a_slower_path_dependency_is_seen() {
-    let _turn = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = timing_turn();
     let (repo, _, _) = zoo_repository(|repo| {
         edit(
             repo,
@@ -614,7 +623,7 @@ fn a_slower_path_dependency_is_seen() {
 
 #[test]
 fn identical_executables_from_different_code_are_refused_unless_allowed() {
-    let _turn = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = timing_turn();
     // Renaming a local variable changes the code but not the machine code.
     let (repo, base, head) = zoo_repository(|repo| {
         let file = repo.join("src/lib.rs");
@@ -861,7 +870,7 @@ fn a_bench_command_that_fails_in_round_three_reports_the_rounds_before_it() {
 
 #[test]
 fn an_ignored_lockfile_is_the_working_trees_on_both_sides() {
-    let _turn = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = timing_turn();
     // A library that keeps its lockfile out of git, on both commits.
     let repo = tempfile::tempdir().unwrap();
     copy_dir(

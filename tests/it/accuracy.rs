@@ -87,15 +87,10 @@ const CHANGED_REGRESSED: f64 = 0.90;
 const OTHERS_MOVED: [&[f64]; 3] = [&[0.71], &[0.71, 0.3], &[0.71, 0.3, 0.2]];
 
 /// The harness keeps a core busy for minutes: it runs only while no test that measures wall
-/// time does (the `ab`, `bisect` and Action tests, which hold the shared target's lock), so
-/// that what disturbs those is the load the suite runs under, not this. Beside it, a plain
-/// run's budget of `ab` rounds once left a 30% slowdown `inconclusive` under two busy loops
-/// (the full run of 2026-11-29); alone under the same load it was `regressed` five times of
-/// five.
-fn beside_no_timing_test() -> std::sync::MutexGuard<'static, ()> {
-    crate::ab::SHARED_TARGET
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
+/// time does (`support::loading_the_machine`), so that what disturbs those is the load the
+/// suite runs under, not this.
+fn beside_no_timing_test() -> std::sync::RwLockReadGuard<'static, ()> {
+    crate::support::loading_the_machine()
 }
 
 /// The metric a table's metric name stands for.

@@ -288,6 +288,7 @@ fn benchmark<'a>(report: &'a Value, id: &str) -> &'a Value {
 
 #[test]
 fn a_pull_request_end_to_end() {
+    let _load = loading_the_machine();
     let world = World::new(true);
     let [a, b, c] = world.commits.clone();
     let bench = bench_command();
@@ -636,6 +637,7 @@ fn a_bench_command_that_is_a_shell_line_is_refused_naming_the_input() {
 /// Criterion's results.
 #[test]
 fn a_push_to_main_is_stored_and_gated_against_the_previous_commit_warn_only() {
+    let _load = loading_the_machine();
     let world = World::new(true);
     let [a, b, _] = world.commits.clone();
     let bench = bench_command();
@@ -736,9 +738,7 @@ fn a_push_to_main_is_stored_and_gated_against_the_previous_commit_warn_only() {
 /// zoo crate's `push`), so the check fails, on the head commit, saying who asked.
 #[test]
 fn a_requested_run_through_the_action_gates_the_pinned_head() {
-    let _turn = crate::ab::SHARED_TARGET
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
+    let _turn = crate::ab::timing_turn();
     let (repo, base, head) = crate::ab::zoo_repository(|repo| {
         crate::ab::edit(
             repo,
@@ -931,6 +931,7 @@ fn a_requested_run_through_the_action_gates_the_pinned_head() {
 /// a 2x change).
 #[test]
 fn a_change_to_a_shared_function_fails_both_its_benchmarks_and_passes_the_others_under_load() {
+    let _load = loading_the_machine();
     let world = World::new(true);
     if !world.counting {
         // `tools_present` said what is missing (and failed where they are required).

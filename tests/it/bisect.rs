@@ -7,7 +7,7 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-use crate::ab::{SHARED_TARGET, edit, shared_target};
+use crate::ab::{edit, shared_target, timing_turn};
 use crate::support::fake_github::{FakeGitHub, OWNER, REPO, TOKEN};
 use crate::support::*;
 
@@ -115,7 +115,7 @@ fn assert_every_round_stored(repo: &Path, document: &Value) {
 
 #[test]
 fn one_commit_of_sixteen_that_slows_push_is_found_with_a_cpu_hog_running() {
-    let _turn = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = timing_turn();
     // A step large enough to be told apart from the noise of a machine this busy (two busy
     // loops, the hog and the other tests): each probe against the threshold (a quarter of the
     // step in log terms, here 2×) then decides within its rounds.
@@ -187,7 +187,7 @@ fn one_commit_of_sixteen_that_slows_push_is_found_with_a_cpu_hog_running() {
 
 #[test]
 fn a_step_built_up_by_two_commits_is_reported_as_both() {
-    let _turn = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = timing_turn();
     let (repo, shas) = history(8, |i, repo| match i {
         3 => {
             edit(
@@ -234,7 +234,7 @@ fn a_step_built_up_by_two_commits_is_reported_as_both() {
 
 #[test]
 fn a_range_with_no_real_change_has_no_culprit() {
-    let _turn = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = timing_turn();
     let (repo, shas) = history(4, |_, _| false);
     let output = bisect(repo.path(), &shas[0], &shas[4], None);
     let document = report(&output);
@@ -355,7 +355,7 @@ fn nightly(repo: &Path, github: &FakeGitHub) -> Output {
 
 #[test]
 fn the_nightly_bisects_a_new_step_opens_one_issue_and_updates_it_on_a_rerun() {
-    let _turn = SHARED_TARGET.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = timing_turn();
     // 36 commits after the first; the 29th pushes sixteen times as much.
     let (repo, shas) = history(36, |i, repo| {
         if i == 29 {

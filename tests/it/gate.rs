@@ -479,9 +479,7 @@ fn zoo_bench(repo: &Path, home: &Path) {
 /// it again on the head too (only those two, twice) and pools the runs.
 #[test]
 fn undecided_benchmarks_run_again_on_the_head_and_a_real_slowdown_fails() {
-    let _turn = crate::ab::SHARED_TARGET
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
+    let _turn = crate::ab::timing_turn();
     let repo = tempfile::tempdir().unwrap();
     let dir = repo.path();
     copy_dir(

@@ -134,6 +134,7 @@ fn counts(summary: &Value) -> Vec<&Value> {
 
 #[test]
 fn doubled_seal_work_is_regressed_on_instructions_with_two_cpu_hogs_running() {
+    let _load = loading_the_machine();
     if !tools_present("doubled_seal_work_is_regressed_on_instructions") {
         return;
     }

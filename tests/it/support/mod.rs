@@ -191,6 +191,27 @@ pub fn sample_workloads_crate(dir: &Path) {
     std::fs::write(dir.join(".gitignore"), "/target/\n").unwrap();
 }
 
+/// The machine the binary's tests share. A test that judges wall time (`ab`, `bisect`, a
+/// gate's head re-runs) takes it alone ([`alone_on_the_machine`]), so that what disturbs its
+/// rounds is the load the suite runs under (two busy loops, say), not a test beside it that
+/// spins CPU hogs of its own, builds a crate or computes for minutes: those take it shared
+/// ([`loading_the_machine`]) and run beside each other and beside light tests only. Beside the
+/// hogs of the Action's shared-function test, a plain run's budget of `ab` rounds read a 30%
+/// slowdown 0.76 to 2.30 times from round to round and left it `inconclusive` (the full runs
+/// of 2026-11-29 and 2026-12-01); alone under two busy loops it was `regressed` every time.
+static MACHINE: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// The machine to this test alone among those that load it (see [`MACHINE`]).
+pub fn alone_on_the_machine() -> std::sync::RwLockWriteGuard<'static, ()> {
+    MACHINE.write().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A share of the machine for a test that loads it (see [`MACHINE`]): never beside a test that
+/// judges wall time. Never taken while holding `ab::SHARED_TARGET`.
+pub fn loading_the_machine() -> std::sync::RwLockReadGuard<'static, ()> {
+    MACHINE.read().unwrap_or_else(|e| e.into_inner())
+}
+
 /// A process spinning on one core until dropped: a CPU hog, as a shared runner's neighbour.
 pub struct CpuHog(std::process::Child);
 
