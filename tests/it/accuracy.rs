@@ -1062,6 +1062,109 @@ fn statistic_summary(name: &str, table: &Table) -> String {
     out
 }
 
+/// Whether a benchmark run shows that interference slowed it, measured (#46 item 1: "each
+/// run's own evidence of interference … against what this benchmark's history says is
+/// normal"). A run counts as disturbed when its fastest sample sits more than 10% above the
+/// benchmark's median fastest over the recording. Each signal is read against the benchmark's
+/// own median of it, and scored by the area under its ROC curve: the chance that a disturbed
+/// run reads higher than an undisturbed one (0.5: no evidence, 1: a perfect separation). The
+/// last column is what the stored baseline's floor reads instead: the median move of the run's
+/// other benchmarks.
+fn own_evidence_of_interference() -> String {
+    type Signal = fn(&[f64]) -> f64;
+    let signals: [(&str, Signal); 4] = [
+        ("second fastest / fastest", |s| (s[1] / s[0]).ln()),
+        ("lower quartile / fastest", |s| (s[s.len() / 4] / s[0]).ln()),
+        ("median / fastest", |s| (s[s.len() / 2] / s[0]).ln()),
+        ("slowest / fastest", |s| (s[s.len() - 1] / s[0]).ln()),
+    ];
+    let recordings = RECORDINGS
+        .iter()
+        .map(|state| (*state, load_recording(state)))
+        .chain(
+            CHANGES_RECORDINGS
+                .iter()
+                .map(|state| (*state, load_runs(state, "history-"))),
+        );
+    let mut out = String::from("| recording | benchmark runs | disturbed |");
+    for (name, _) in &signals {
+        let _ = write!(out, " {name} |");
+    }
+    out.push_str(" the others' median move |\n|---|---:|---:|");
+    out.push_str(&"---:|".repeat(signals.len() + 1));
+    out.push('\n');
+    for (state, runs) in recordings {
+        // Per benchmark: each run's sorted per-iteration samples.
+        let mut by_id: BTreeMap<&str, Vec<(usize, Vec<f64>)>> = BTreeMap::new();
+        for (i, run) in runs.iter().enumerate() {
+            for m in run {
+                let mut samples: Vec<f64> = m.samples.per_iteration().collect();
+                samples.sort_by(f64::total_cmp);
+                by_id.entry(m.id.as_str()).or_default().push((i, samples));
+            }
+        }
+        let median_of = |mut v: Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let typical: BTreeMap<&str, f64> = by_id
+            .iter()
+            .map(|(id, rs)| (*id, median_of(rs.iter().map(|(_, s)| s[0]).collect())))
+            .collect();
+        // Each benchmark run: disturbed, its signals against the benchmark's median, the
+        // others' median move.
+        let mut scored: Vec<(bool, Vec<f64>)> = Vec::new();
+        for (id, rs) in &by_id {
+            let medians: Vec<f64> = signals
+                .iter()
+                .map(|(_, f)| median_of(rs.iter().map(|(_, s)| f(s)).collect()))
+                .collect();
+            for (i, s) in rs {
+                let moves: Vec<f64> = runs[*i]
+                    .iter()
+                    .filter(|m| m.id.as_str() != *id)
+                    .map(|m| {
+                        let fastest = m.samples.per_iteration().fold(f64::INFINITY, f64::min);
+                        (fastest / typical[m.id.as_str()]).ln()
+                    })
+                    .collect();
+                let mut values: Vec<f64> = signals
+                    .iter()
+                    .zip(&medians)
+                    .map(|((_, f), m)| f(s) - m)
+                    .collect();
+                values.push(median_of(moves));
+                scored.push(((s[0] / typical[id]).ln() > 1.1f64.ln(), values));
+            }
+        }
+        let disturbed = scored.iter().filter(|(d, _)| *d).count();
+        let _ = write!(out, "| {state} | {} | {disturbed} |", scored.len());
+        for k in 0..=signals.len() {
+            let auc = area_under_roc(&scored, k);
+            let _ = write!(out, " {auc:.2} |");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The chance that a disturbed run's `k`th signal reads higher than an undisturbed one's, ties
+/// half.
+fn area_under_roc(scored: &[(bool, Vec<f64>)], k: usize) -> f64 {
+    let (mut wins, mut pairs) = (0.0, 0.0);
+    for (_, p) in scored.iter().filter(|(d, _)| *d) {
+        for (_, n) in scored.iter().filter(|(d, _)| !*d) {
+            pairs += 1.0;
+            wins += match p[k].total_cmp(&n[k]) {
+                std::cmp::Ordering::Greater => 1.0,
+                std::cmp::Ordering::Equal => 0.5,
+                std::cmp::Ordering::Less => 0.0,
+            };
+        }
+    }
+    wins / pairs
+}
+
 #[test]
 fn the_gate_meets_its_error_rates_on_real_a_a_data() {
     let _quiet = beside_no_timing_test();
@@ -1095,9 +1198,10 @@ fn the_gate_meets_its_error_rates_on_real_a_a_data() {
     let policy = Policy::default();
     let table = measure(&policy, &recordings);
     let report = format!(
-        "### Statistics compared\n\n{summary}\n### The default policy ({})\n{}",
+        "### Statistics compared\n\n{summary}\n### The default policy ({})\n{}\n### A run's own evidence of interference\n\n{}",
         policy.statistic.name(),
-        render(&table)
+        render(&table),
+        own_evidence_of_interference()
     );
     println!("{report}");
     let _ = std::fs::write(
