@@ -178,6 +178,13 @@ pub struct Rounds<'a> {
     pub d: &'a [f64],
     /// The mean within-run variance of `d_k` (Criterion's intervals): a floor, never the noise.
     pub within: f64,
+    /// The floor a stored baseline's one-sided `pass` takes from within the runs: `within` for
+    /// the median; none for a low quantile. A low quantile's interval is the gap between the
+    /// fastest samples, which interference opens (one clean sample of twenty keeps the minimum
+    /// and leaves a gap of 14–55% on the busy recordings) while it can only slow the run: the
+    /// head's slowing only raises `d`, the base's is bounded apart ([`one_sided_pass`]), and the
+    /// history's spread is the quantile's own movement from run to run.
+    pub pass_within: f64,
     /// `ln` of the base run's time, for one round of a benchmark judged on time (interference
     /// only adds time); `None` otherwise.
     pub base_time: Option<f64>,
@@ -596,7 +603,7 @@ pub fn assess(
             history,
             base,
             pass_floor(history, base, base + rounds.d[0], floors),
-            rounds.within,
+            rounds.pass_within,
             rounds.base_runs,
             rounds.head_runs,
         )

@@ -1425,3 +1425,66 @@ fn on_a_busy_machine_an_undisturbed_head_passes_on_its_own_history() {
         );
     }
 }
+
+/// A run of twenty samples: the fastest at `fastest` ns, the rest at `rest` times it.
+fn torn(id: &str, fastest: f64, rest: f64) -> Measurement {
+    let times: Vec<f64> = (0..20)
+        .map(|k| {
+            if k == 0 {
+                fastest
+            } else {
+                fastest * rest * (1.0 + 0.001 * k as f64)
+            }
+        })
+        .collect();
+    let mut m = measurement(id, times[10], 0.002, None);
+    m.samples = benchgate_collector::Samples::new(vec![1.0; 20], times).unwrap();
+    m
+}
+
+/// A head run that interference slowed in all but one of its twenty samples keeps its
+/// minimum where its code puts it. The gap between its two fastest samples (40%) is the
+/// interference's, which only adds time, so a stored baseline's `pass` does not take it as a
+/// floor: the benchmark passes on its own history (it was `inconclusive`, its band widened by
+/// that gap). The same torn run of code 20% slower is not let through.
+#[test]
+fn a_head_run_disturbed_in_all_but_one_sample_passes_on_its_own_history() {
+    let mut noise = Noise(11);
+    let ids: Vec<String> = (0..12).map(|j| format!("b{j:02}")).collect();
+    let history: HashMap<String, Vec<f64>> = ids
+        .iter()
+        .map(|id| {
+            let mut series: Vec<f64> = (0..20)
+                .map(|_| 1000f64.ln() + 0.01 * noise.normal())
+                .collect();
+            series.push(1000f64.ln());
+            (id.clone(), series)
+        })
+        .collect();
+    let base = vec![
+        ids.iter()
+            .map(|id| torn(id, 1000.0, 1.005))
+            .collect::<Vec<_>>(),
+    ];
+    let head = vec![
+        ids.iter()
+            .map(|id| match id.as_str() {
+                "b03" => torn(id, 1000.0, 1.4),
+                "b07" => torn(id, 1200.0, 1.4),
+                _ => torn(id, 1000.0 * (0.005 * noise.normal()).exp(), 1.005),
+            })
+            .collect::<Vec<_>>(),
+    ];
+    let decision = decide(&base, &head, &history);
+    let b03 = result_of(&decision, "b03");
+    assert_eq!(b03.verdict, Verdict::Pass, "{b03:?}");
+    assert!(b03.bound.unwrap().upper.unwrap() < 1.1, "{b03:?}");
+    let b07 = result_of(&decision, "b07");
+    assert!(
+        !matches!(b07.verdict, Verdict::Pass | Verdict::Warn),
+        "{b07:?}"
+    );
+    for id in ["b00", "b05", "b11"] {
+        assert_eq!(result_of(&decision, id).verdict, Verdict::Pass, "{id}");
+    }
+}

@@ -26,6 +26,16 @@ fn within_of(candidate: &Candidate<'_>, kept: Option<&[bool]>, statistic: Statis
     }
 }
 
+/// The within-run floor of a stored baseline's `pass` ([`crate::noise::Rounds::pass_within`]):
+/// Criterion's interval for the median, none for a low quantile.
+fn pass_within_of(candidate: &Candidate<'_>, kept: Option<&[bool]>, statistic: Statistic) -> f64 {
+    if matches!(statistic, Statistic::Median) {
+        within_of(candidate, kept, statistic)
+    } else {
+        0.0
+    }
+}
+
 /// A single round's ln(base) of a time (or throughput): what its one-sided pass reads history
 /// against.
 fn base_time(candidate: &Candidate<'_>) -> Option<f64> {
@@ -63,6 +73,7 @@ impl Model {
         let rounds_of = |j: usize| Rounds {
             d: &d_values[j],
             within: within_of(&candidates[j], None, policy.statistic),
+            pass_within: pass_within_of(&candidates[j], None, policy.statistic),
             base_time: base_time(&candidates[j]),
             head_runs: candidates[j].head_runs(),
             base_runs: candidates[j].base_runs,
@@ -98,6 +109,7 @@ impl Model {
         let kept_of = |j: usize| Rounds {
             d: kept_d[j].as_deref().unwrap_or(&d_values[j]),
             within: within_of(&candidates[j], kept_masks[j].as_deref(), policy.statistic),
+            pass_within: pass_within_of(&candidates[j], kept_masks[j].as_deref(), policy.statistic),
             base_time: base_time(&candidates[j]),
             head_runs: candidates[j].head_runs(),
             base_runs: candidates[j].base_runs,
