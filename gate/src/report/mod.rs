@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use crate::decision::{
     BenchmarkResult, Decision, Mode, NoiseSource, Overall, UNCALIBRATED_RUN_NOISE, Verdict,
 };
-use crate::noise::{INTERFERED_CUT, POOLED_BASE_RUNS};
+use crate::noise::{INTERFERED_CUT, MIN_SHORT_HISTORY, POOLED_BASE_RUNS};
 use crate::policy::Policy;
 use crate::sequential::FUTILITY_POWER;
 
@@ -443,7 +443,7 @@ pub fn render_markdown_linked(
     if decision.benchmarks.iter().any(|b| b.uncalibrated) {
         let _ = writeln!(
             out,
-            "† uncalibrated: no rounds and fewer than 10 runs of history on this fingerprint, so the band assumes {:.0}% noise per run. Run base and head in the same job (`benchgate ab`) for a calibrated answer.\n",
+            "† uncalibrated: no rounds and fewer than {MIN_SHORT_HISTORY} runs of history on this fingerprint, so the band assumes {:.0}% noise per run. Run base and head in the same job (`benchgate ab`) for a calibrated answer.\n",
             UNCALIBRATED_RUN_NOISE * 100.0
         );
     }
