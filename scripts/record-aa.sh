@@ -6,12 +6,14 @@
 #   idle: nothing else should run on the machine.
 #   busy: the script starts its own interference: one core spinning, and a memory-streaming
 #         process that switches on and off at random, as neighbours on a shared runner do.
+# RECORDING=NAME writes tests/fixtures/recordings/NAME instead of .../STATE (a new day's
+# recording beside the others).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 state=${1:?usage: record-aa.sh idle|busy RUNS}
 runs=${2:?usage: record-aa.sh idle|busy RUNS [FIRST]}
 first=${3:-1}
-out=tests/fixtures/recordings/$state
+out=tests/fixtures/recordings/${RECORDING:-$state}
 mkdir -p "$out"
 # Build once, then run the executable itself: a rebuild in the middle would disturb the runs.
 exe=$(cargo bench -p benchgate-sample-workloads --no-run 2>&1 | sed -n 's/.*Executable.*(\(.*\)).*/\1/p' | tail -1)
