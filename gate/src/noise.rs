@@ -180,8 +180,8 @@ pub struct Rounds<'a> {
     pub within: f64,
     /// The floor a stored baseline's one-sided `pass` takes from within the runs: `within` for
     /// the median; none for a low quantile. A low quantile's interval is the gap between the
-    /// fastest samples, which interference opens (one clean sample of twenty keeps the minimum
-    /// and leaves a gap of 14–55% on the busy recordings) while it can only slow the run: the
+    /// fastest samples, which interference opens (one clean sample of twenty keeps the minimum;
+    /// 5–18% as a standard deviation on the first busy recording) while it can only slow the run: the
     /// head's slowing only raises `d`, the base's is bounded apart ([`one_sided_pass`]), and the
     /// history's spread is the quantile's own movement from run to run.
     pub pass_within: f64,

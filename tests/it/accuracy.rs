@@ -1103,14 +1103,18 @@ fn own_evidence_of_interference() -> String {
                 by_id.entry(m.id.as_str()).or_default().push((i, samples));
             }
         }
-        let median_of = |mut v: Vec<f64>| {
-            v.sort_by(f64::total_cmp);
-            v[v.len() / 2]
-        };
+        let median_of = |mut v: Vec<f64>| benchgate_gate::stats::median(&mut v);
         let typical: BTreeMap<&str, f64> = by_id
             .iter()
             .map(|(id, rs)| (*id, median_of(rs.iter().map(|(_, s)| s[0]).collect())))
             .collect();
+        // Each run's move of each benchmark from its typical fastest.
+        let mut moves_in: Vec<Vec<(&str, f64)>> = vec![Vec::new(); runs.len()];
+        for (id, rs) in &by_id {
+            for (i, s) in rs {
+                moves_in[*i].push((*id, (s[0] / typical[id]).ln()));
+            }
+        }
         // Each benchmark run: disturbed, its signals against the benchmark's median, the
         // others' median move.
         let mut scored: Vec<(bool, Vec<f64>)> = Vec::new();
@@ -1120,13 +1124,10 @@ fn own_evidence_of_interference() -> String {
                 .map(|(_, f)| median_of(rs.iter().map(|(_, s)| f(s)).collect()))
                 .collect();
             for (i, s) in rs {
-                let moves: Vec<f64> = runs[*i]
+                let moves: Vec<f64> = moves_in[*i]
                     .iter()
-                    .filter(|m| m.id.as_str() != *id)
-                    .map(|m| {
-                        let fastest = m.samples.per_iteration().fold(f64::INFINITY, f64::min);
-                        (fastest / typical[m.id.as_str()]).ln()
-                    })
+                    .filter(|(other, _)| other != id)
+                    .map(|(_, m)| *m)
                     .collect();
                 let mut values: Vec<f64> = signals
                     .iter()
