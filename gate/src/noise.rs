@@ -379,12 +379,15 @@ pub struct OthersSpread {
     sorted: Vec<f64>,
     /// Each place the others' median takes, with every move's |deviation| from it, sorted.
     about: Vec<(f64, Vec<f64>)>,
+    /// The same places, with how far each move below it sits under it, sorted.
+    below: Vec<(f64, Vec<f64>)>,
 }
 
 impl OthersSpread {
     /// The spreads of the comparison whose signed moves, sorted, are `sorted_signed`.
     pub fn new(sorted_signed: &[f64]) -> Self {
         let mut about: Vec<(f64, Vec<f64>)> = Vec::new();
+        let mut below: Vec<(f64, Vec<f64>)> = Vec::new();
         if sorted_signed.len() > MIN_BENCHMARKS_TO_POOL {
             for &own in sorted_signed {
                 let centre = leave_one_out_quantile(sorted_signed, own, 0.5);
@@ -395,12 +398,51 @@ impl OthersSpread {
                     sorted_signed.iter().map(|d| (d - centre).abs()).collect();
                 deviations.sort_by(f64::total_cmp);
                 about.push((centre, deviations));
+                // `sorted_signed` is ascending, so the gaps under the centre (at most 0) come
+                // out descending.
+                let level = centre.min(0.0);
+                let mut under: Vec<f64> = sorted_signed
+                    .iter()
+                    .take_while(|d| **d < level)
+                    .map(|d| level - d)
+                    .collect();
+                under.reverse();
+                below.push((centre, under));
             }
         }
         Self {
             sorted: sorted_signed.to_vec(),
             about,
+            below,
         }
+    }
+
+    /// How much faster than its code this run could make the benchmark that moved by `own`
+    /// read, by the others' moves alone: their median where it is negative (a faster host, or
+    /// a base run slowed as a whole), and `1.4826 ·` the median gap of the others that sit
+    /// below it, or below 0 when the median is above (a host faster for some benchmarks than
+    /// for others; on clean noise about 0, the others' standard deviation). Moves above that
+    /// level are left out: interference only adds time, and a head that reads slower cannot
+    /// pass on it, so a busy run's slowed benchmarks say nothing against a `pass`
+    /// (docs/accuracy.md, "The others' slower moves are no floor for a pass"). Its breakdown
+    /// point is a quarter of the others reading faster, where [`Self::of`]'s is a half. `None`
+    /// below [`MIN_BENCHMARKS_TO_POOL`] others.
+    pub fn faster_of(&self, own: f64) -> Option<f64> {
+        if self.sorted.len() <= MIN_BENCHMARKS_TO_POOL {
+            return None;
+        }
+        let centre = leave_one_out_quantile(&self.sorted, own, 0.5);
+        let level = centre.min(0.0);
+        let (_, under) = self
+            .below
+            .iter()
+            .find(|(c, _)| c.to_bits() == centre.to_bits())?;
+        let gap = match (own < level, under.len()) {
+            (true, 0 | 1) | (false, 0) => 0.0,
+            (true, _) => leave_one_out_quantile(under, level - own, 0.5),
+            (false, _) => quantile_of_sorted(under, 0.5),
+        };
+        Some(level.hypot(1.4826 * gap))
     }
 
     /// [`others_spread`] of the benchmark that moved by `own` (one of the moves).
@@ -807,6 +849,109 @@ mod tests {
     }
 
     #[test]
+    fn a_run_slowed_in_most_benchmarks_says_nothing_against_a_pass_and_a_faster_host_does() {
+        let calm = [0.01, -0.012, 0.008, -0.02, 0.015, 0.011, -0.004, 0.0];
+        let sorted_of = |moves: &[f64]| {
+            let mut sorted = moves.to_vec();
+            sorted.sort_by(f64::total_cmp);
+            OthersSpread::new(&sorted)
+        };
+        // Clean noise: about the others' standard deviation, either way it is read.
+        let quiet = sorted_of(&calm);
+        let faster = quiet.faster_of(0.015).unwrap();
+        assert!((0.005..0.03).contains(&faster), "{faster}");
+        // Interference slowed eight more by 15–60% (more than half the run): the two-sided
+        // spread is theirs; what could make a benchmark read faster than its code is not.
+        let busy: Vec<f64> = calm
+            .iter()
+            .copied()
+            .chain([0.15, 0.22, 0.3, 0.41, 0.6, 0.18, 0.35, 0.26])
+            .collect();
+        let spreads = sorted_of(&busy);
+        assert!(spreads.of(0.008).unwrap() > 0.15);
+        let faster = spreads.faster_of(0.008).unwrap();
+        assert!(faster < 0.03, "{faster}");
+        // A host 12% faster for everything: the pass's floor says so.
+        let fast_host: Vec<f64> = calm.iter().map(|d| d - 0.12).collect();
+        let floor = sorted_of(&fast_host).faster_of(fast_host[2]).unwrap();
+        assert!((0.12..0.15).contains(&floor), "{floor}");
+        // Faster for half of them by 20%: at least the gap's scale.
+        let mixed: Vec<f64> = calm
+            .iter()
+            .enumerate()
+            .map(|(i, d)| if i % 2 == 0 { d - 0.2 } else { *d })
+            .chain([-0.19, 0.005])
+            .collect();
+        let floor = sorted_of(&mixed).faster_of(0.005).unwrap();
+        assert!(floor > 0.1, "{floor}");
+        assert!(sorted_of(&calm[..5]).faster_of(calm[0]).is_none());
+    }
+
+    #[test]
+    fn the_faster_spread_of_every_benchmark_at_once_is_each_one_left_out() {
+        // As defined: the others (one copy of `own` left out), their median clipped at 0, and
+        // 1.4826 · the median gap under it of those below it.
+        let by_definition = |sorted: &[f64], own: f64| {
+            let at = sorted.iter().position(|v| *v == own).unwrap();
+            let mut others: Vec<f64> = sorted.to_vec();
+            others.remove(at);
+            let level = median(&mut others.clone()).min(0.0);
+            let mut gaps: Vec<f64> = others
+                .iter()
+                .filter(|d| **d < level)
+                .map(|d| level - d)
+                .collect();
+            let gap = if gaps.is_empty() {
+                0.0
+            } else {
+                median(&mut gaps)
+            };
+            level.hypot(1.4826 * gap)
+        };
+        matches_its_definition(
+            11,
+            &[(6, 0.0), (7, 0.3), (12, -0.1), (13, 0.2), (101, 0.0)],
+            OthersSpread::faster_of,
+            by_definition,
+        );
+    }
+
+    /// Checks `fast` against `by_definition` for every move of comparisons of `n` pseudo-random
+    /// moves in `[shift − 0.5, shift + 0.5)`, every fifth of them 0 (ties).
+    fn matches_its_definition(
+        seed: u64,
+        cases: &[(usize, f64)],
+        fast: impl Fn(&OthersSpread, f64) -> Option<f64>,
+        by_definition: impl Fn(&[f64], f64) -> f64,
+    ) {
+        let mut state = seed;
+        for &(n, shift) in cases {
+            let mut moves: Vec<f64> = (0..n)
+                .map(|i| {
+                    state = state
+                        .wrapping_mul(6_364_136_223_846_793_005)
+                        .wrapping_add(1);
+                    if i % 5 == 0 {
+                        0.0
+                    } else {
+                        (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5 + shift
+                    }
+                })
+                .collect();
+            moves.sort_by(f64::total_cmp);
+            let spreads = OthersSpread::new(&moves);
+            for &own in &moves {
+                let quick = fast(&spreads, own).unwrap();
+                let slow = by_definition(&moves, own);
+                assert!(
+                    (quick - slow).abs() <= 1e-15 * slow.abs().max(1.0),
+                    "n {n}: {quick} vs {slow}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn the_others_spread_of_every_benchmark_at_once_is_each_one_left_out() {
         // The floor as defined: the others (one copy of `own` left out), their median, and
         // 1.4826 · their median absolute deviation from it.
@@ -818,32 +963,12 @@ mod tests {
             let mut deviations: Vec<f64> = others.iter().map(|d| (d - centre).abs()).collect();
             centre.hypot(1.4826 * median(&mut deviations))
         };
-        let mut state = 7u64;
-        for n in [6, 7, 12, 13, 101] {
-            let mut moves: Vec<f64> = (0..n)
-                .map(|i| {
-                    state = state
-                        .wrapping_mul(6_364_136_223_846_793_005)
-                        .wrapping_add(1);
-                    // Ties among them too: every fifth is 0.
-                    if i % 5 == 0 {
-                        0.0
-                    } else {
-                        (state >> 11) as f64 / (1u64 << 53) as f64 - 0.4
-                    }
-                })
-                .collect();
-            moves.sort_by(f64::total_cmp);
-            let spreads = OthersSpread::new(&moves);
-            for &own in &moves {
-                let fast = spreads.of(own).unwrap();
-                let slow = by_definition(&moves, own);
-                assert!(
-                    (fast - slow).abs() <= 1e-15 * slow.abs().max(1.0),
-                    "n {n}: {fast} vs {slow}"
-                );
-            }
-        }
+        matches_its_definition(
+            7,
+            &[(6, 0.1), (7, 0.1), (12, 0.1), (13, 0.1), (101, 0.1)],
+            OthersSpread::of,
+            by_definition,
+        );
     }
 
     #[test]
