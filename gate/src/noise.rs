@@ -575,9 +575,10 @@ pub struct Floors {
     /// With calibrated history: the machine's state, which real changes to fewer than half the
     /// others cannot raise.
     pub robust: Option<f64>,
-    /// For a stored baseline's `pass`: the others' moves in this run only ([`OthersSpread`]),
-    /// without the machine's record of interference, which only ever adds time and so cannot
-    /// make a slowdown read as a pass (see [`one_sided_pass`]).
+    /// For a stored baseline's `pass`: the others' moves in this run only, the smaller of
+    /// [`OthersSpread::of`] and [`OthersSpread::faster_of`], without the machine's record of
+    /// interference, which only ever adds time and so cannot make a slowdown read as a pass
+    /// (see [`one_sided_pass`]).
     pub shared: Option<f64>,
     /// Uncalibrated: every other move counts.
     pub plain: Option<f64>,
