@@ -1444,13 +1444,13 @@ fn torn(id: &str, fastest: f64, rest: f64) -> Measurement {
 
 /// Twelve benchmarks `b00`…`b11` at 1000 ns with 20 runs of 1% history ending at 1000, and
 /// one clean base run of them.
-fn twelve_quiet_benchmarks(
-    noise: &mut Noise,
-) -> (
-    Vec<String>,
-    HashMap<String, Vec<f64>>,
-    Vec<Vec<Measurement>>,
-) {
+struct Quiet {
+    ids: Vec<String>,
+    history: HashMap<String, Vec<f64>>,
+    base: Vec<Vec<Measurement>>,
+}
+
+fn twelve_quiet_benchmarks(noise: &mut Noise) -> Quiet {
     let ids: Vec<String> = (0..12).map(|j| format!("b{j:02}")).collect();
     let history: HashMap<String, Vec<f64>> = ids
         .iter()
@@ -1467,7 +1467,7 @@ fn twelve_quiet_benchmarks(
             .map(|id| torn(id, 1000.0, 1.005))
             .collect::<Vec<_>>(),
     ];
-    (ids, history, base)
+    Quiet { ids, history, base }
 }
 
 /// A head run that interference slowed in all but one of its twenty samples keeps its
@@ -1478,7 +1478,7 @@ fn twelve_quiet_benchmarks(
 #[test]
 fn a_head_run_disturbed_in_all_but_one_sample_passes_on_its_own_history() {
     let mut noise = Noise(11);
-    let (ids, history, base) = twelve_quiet_benchmarks(&mut noise);
+    let Quiet { ids, history, base } = twelve_quiet_benchmarks(&mut noise);
     let head = vec![
         ids.iter()
             .map(|id| match id.as_str() {
@@ -1512,7 +1512,7 @@ fn a_head_run_disturbed_in_all_but_one_sample_passes_on_its_own_history() {
 #[test]
 fn a_run_slowed_in_most_benchmarks_leaves_the_clean_ones_to_pass_on_their_history() {
     let mut noise = Noise(29);
-    let (ids, history, base) = twelve_quiet_benchmarks(&mut noise);
+    let Quiet { ids, history, base } = twelve_quiet_benchmarks(&mut noise);
     let slowed = [1.15, 1.22, 1.3, 1.41, 1.6, 1.18, 1.35, 1.26];
     let head = vec![
         ids.iter()
