@@ -377,27 +377,36 @@ pub fn others_spread(sorted_signed: &[f64], own: f64) -> Option<f64> {
 #[derive(Debug, Clone)]
 pub struct OthersSpread {
     sorted: Vec<f64>,
-    /// Each place the others' median takes, with every move's |deviation| from it, sorted.
-    about: Vec<(f64, Vec<f64>)>,
-    /// The same places, with how far each move below it sits under it, sorted.
-    below: Vec<(f64, Vec<f64>)>,
+    /// Each place the others' median takes.
+    places: Vec<Place>,
+}
+
+/// One place the others' median takes, with what each reading of the spread needs there.
+#[derive(Debug, Clone)]
+struct Place {
+    centre: f64,
+    /// Every move's |deviation| from the centre, sorted.
+    deviations: Vec<f64>,
+    /// How far each move under the centre clipped at 0 sits under it, sorted.
+    under: Vec<f64>,
 }
 
 impl OthersSpread {
     /// The spreads of the comparison whose signed moves, sorted, are `sorted_signed`.
     pub fn new(sorted_signed: &[f64]) -> Self {
-        let mut about: Vec<(f64, Vec<f64>)> = Vec::new();
-        let mut below: Vec<(f64, Vec<f64>)> = Vec::new();
+        let mut places: Vec<Place> = Vec::new();
         if sorted_signed.len() > MIN_BENCHMARKS_TO_POOL {
             for &own in sorted_signed {
                 let centre = leave_one_out_quantile(sorted_signed, own, 0.5);
-                if about.iter().any(|(c, _)| c.to_bits() == centre.to_bits()) {
+                if places
+                    .iter()
+                    .any(|p| p.centre.to_bits() == centre.to_bits())
+                {
                     continue;
                 }
                 let mut deviations: Vec<f64> =
                     sorted_signed.iter().map(|d| (d - centre).abs()).collect();
                 deviations.sort_by(f64::total_cmp);
-                about.push((centre, deviations));
                 // `sorted_signed` is ascending, so the gaps under the centre (at most 0) come
                 // out descending.
                 let level = centre.min(0.0);
@@ -407,14 +416,30 @@ impl OthersSpread {
                     .map(|d| level - d)
                     .collect();
                 under.reverse();
-                below.push((centre, under));
+                places.push(Place {
+                    centre,
+                    deviations,
+                    under,
+                });
             }
         }
         Self {
             sorted: sorted_signed.to_vec(),
-            about,
-            below,
+            places,
         }
+    }
+
+    /// The place the others' median takes with `own` left out, and that median.
+    fn place_of(&self, own: f64) -> Option<(&Place, f64)> {
+        if self.sorted.len() <= MIN_BENCHMARKS_TO_POOL {
+            return None;
+        }
+        let centre = leave_one_out_quantile(&self.sorted, own, 0.5);
+        let place = self
+            .places
+            .iter()
+            .find(|p| p.centre.to_bits() == centre.to_bits())?;
+        Some((place, centre))
     }
 
     /// How much faster than its code this run could make the benchmark that moved by `own`
@@ -428,15 +453,8 @@ impl OthersSpread {
     /// point is a quarter of the others reading faster, where [`Self::of`]'s is a half. `None`
     /// below [`MIN_BENCHMARKS_TO_POOL`] others.
     pub fn faster_of(&self, own: f64) -> Option<f64> {
-        if self.sorted.len() <= MIN_BENCHMARKS_TO_POOL {
-            return None;
-        }
-        let centre = leave_one_out_quantile(&self.sorted, own, 0.5);
+        let (Place { under, .. }, centre) = self.place_of(own)?;
         let level = centre.min(0.0);
-        let (_, under) = self
-            .below
-            .iter()
-            .find(|(c, _)| c.to_bits() == centre.to_bits())?;
         let gap = match (own < level, under.len()) {
             (true, 0 | 1) | (false, 0) => 0.0,
             (true, _) => leave_one_out_quantile(under, level - own, 0.5),
@@ -447,14 +465,7 @@ impl OthersSpread {
 
     /// [`others_spread`] of the benchmark that moved by `own` (one of the moves).
     pub fn of(&self, own: f64) -> Option<f64> {
-        if self.sorted.len() <= MIN_BENCHMARKS_TO_POOL {
-            return None;
-        }
-        let centre = leave_one_out_quantile(&self.sorted, own, 0.5);
-        let (_, deviations) = self
-            .about
-            .iter()
-            .find(|(c, _)| c.to_bits() == centre.to_bits())?;
+        let (Place { deviations, .. }, centre) = self.place_of(own)?;
         let spread = 1.4826 * leave_one_out_quantile(deviations, (own - centre).abs(), 0.5);
         Some(centre.hypot(spread))
     }
