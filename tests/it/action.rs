@@ -347,7 +347,8 @@ fn a_pull_request_end_to_end() {
         first.logs()
     );
     // The nightly job saved its install in the Actions cache: this one restores it, downloads
-    // nothing and builds nothing.
+    // nothing and builds nothing (what its log says, not how long it took: under load a
+    // restore can take seconds).
     let install = first.step("Install benchgate");
     assert!(
         install.log.contains(&format!(
@@ -356,11 +357,6 @@ fn a_pull_request_end_to_end() {
         )),
         "{}",
         first.logs()
-    );
-    assert!(
-        install.elapsed < std::time::Duration::from_secs(10),
-        "{:?}",
-        install.elapsed
     );
     assert!(
         !install.log.contains(&format!("installed {VERSION} for"))

@@ -50,8 +50,6 @@ pub struct StepRun {
     pub outcome: Outcome,
     /// What the step printed (standard output, then standard error).
     pub log: String,
-    /// How long its script ran (zero for a skipped step or `actions/cache`).
-    pub elapsed: std::time::Duration,
 }
 
 #[derive(Debug)]
@@ -318,7 +316,6 @@ impl Job {
                     name,
                     outcome: Outcome::Skipped,
                     log: String::new(),
-                    elapsed: std::time::Duration::ZERO,
                 });
                 continue;
             }
@@ -381,7 +378,6 @@ impl Job {
                     name,
                     outcome: Outcome::Success,
                     log,
-                    elapsed: std::time::Duration::ZERO,
                 });
                 continue;
             }
@@ -451,9 +447,7 @@ impl Job {
                 .env("GITHUB_STEP_SUMMARY", &summary_file)
                 .envs(&job_env)
                 .envs(step_env);
-            let started = std::time::Instant::now();
             let output = command.output().unwrap();
-            let elapsed = started.elapsed();
             let log = format!(
                 "{}{}",
                 String::from_utf8_lossy(&output.stdout),
@@ -475,12 +469,7 @@ impl Job {
                 failed = true;
                 Outcome::Failure(output.status.code())
             };
-            runs.push(StepRun {
-                name,
-                outcome,
-                log,
-                elapsed,
-            });
+            runs.push(StepRun { name, outcome, log });
         }
 
         // The post steps: actions/cache saves what it did not restore exactly, after success.
