@@ -714,6 +714,24 @@ fn one_sided_pass(
     Some((variance.sqrt().max(1e-12), base - recent))
 }
 
+/// How far, in the history's clean standard deviations, a base may sit above its recent floor
+/// by noise alone when the others' moves are read for a `pass`'s floor; the rest is taken for
+/// the base run's interference (see [`move_from_clean_base`]).
+pub const CLEAN_EXCESS_SIGMAS: f64 = 2.0;
+
+/// The move `d` of a benchmark whose base is `base`, with what the base sits above its recent
+/// floor beyond [`CLEAN_EXCESS_SIGMAS`] clean standard deviations taken back out: a base run
+/// slowed by interference makes its benchmark read faster by as much, and that says nothing of
+/// how much faster the head's host runs the others. `d` itself where the history has no spread.
+pub fn move_from_clean_base(history: &[f64], base: f64, d: f64) -> f64 {
+    let sigma = successive_difference_sigma(history);
+    if !sigma.is_finite() {
+        return d;
+    }
+    let excess = base - recent_floor(history, base);
+    d + (excess - CLEAN_EXCESS_SIGMAS * sigma).max(0.0)
+}
+
 /// The base's floor: the fastest of the base run and its [`RECENT_FLOOR_RUNS`] newest runs.
 fn recent_floor(history: &[f64], base: f64) -> f64 {
     history[history.len().saturating_sub(RECENT_FLOOR_RUNS)..]
@@ -858,6 +876,25 @@ mod tests {
         assert!((0.12..0.15).contains(&floor), "{floor}");
         // Too few others to tell.
         assert!(others_spread(&moves[..5], moves[0]).is_none());
+    }
+
+    #[test]
+    fn a_base_run_above_its_floor_by_more_than_noise_gives_the_rest_back() {
+        // Clean runs at 0, 1% and 2% (σ about 1%); the base run, last, sits 30% above its
+        // floor of 0.
+        let mut history: Vec<f64> = (0..20).map(|i| [0.0, 0.01, 0.0, 0.02][i % 4]).collect();
+        history.push(0.3);
+        let sigma = successive_difference_sigma(&history);
+        assert!((0.01..0.02).contains(&sigma), "{sigma}");
+        // A clean head at 0 read 30% faster; all but two clean standard deviations of that
+        // was the base's interference.
+        let back = move_from_clean_base(&history, 0.3, -0.3);
+        assert!((back + 2.0 * sigma).abs() < 1e-12, "{back}");
+        // A base within its noise of the floor keeps its move.
+        history.pop();
+        assert_eq!(move_from_clean_base(&history, 0.01, -0.05), -0.05);
+        // No spread to read: the move as it is.
+        assert_eq!(move_from_clean_base(&[0.0, 0.3], 0.3, -0.3), -0.3);
     }
 
     #[test]

@@ -3,8 +3,8 @@
 
 use super::{Candidate, Input, kept_of_rounds};
 use crate::noise::{
-    Assessed, Floors, OthersSpread, Rounds, assess, fit_prior, history_floor, observed_variance,
-    pair_variance_share, plain_others_spread, shared_spread, undisturbed,
+    Assessed, Floors, OthersSpread, Rounds, assess, fit_prior, history_floor, move_from_clean_base,
+    observed_variance, pair_variance_share, plain_others_spread, shared_spread, undisturbed,
 };
 use crate::policy::{Policy, Statistic};
 use crate::stats::mean;
@@ -150,6 +150,83 @@ impl Model {
     }
 }
 
+/// What a single-round comparison's floors are read from: every benchmark's move, and the
+/// machine's record.
+struct RunMoves {
+    signed: Vec<f64>,
+    moves: Vec<f64>,
+    sorted_moves: Vec<f64>,
+    others: OthersSpread,
+    /// Each move with its base run's interference taken back out ([`move_from_clean_base`]).
+    from_clean_base: Vec<f64>,
+    others_from_clean_base: OthersSpread,
+    machine: Option<f64>,
+}
+
+impl RunMoves {
+    fn new(input: &Input<'_>, candidates: &[Candidate<'_>], d_values: &[Vec<f64>]) -> Self {
+        let signed: Vec<f64> = d_values.iter().map(|d| mean(d)).collect();
+        let moves: Vec<f64> = signed.iter().map(|d| d.abs()).collect();
+        let from_clean_base: Vec<f64> = signed
+            .iter()
+            .zip(candidates)
+            .map(|(d, c)| match (base_time(c), input.history.get(c.id)) {
+                (Some(base), Some(history)) => move_from_clean_base(history, base, *d),
+                _ => *d,
+            })
+            .collect();
+        let sorted = |values: &[f64]| {
+            let mut sorted = values.to_vec();
+            sorted.sort_by(f64::total_cmp);
+            sorted
+        };
+        Self {
+            others: OthersSpread::new(&sorted(&signed)),
+            others_from_clean_base: OthersSpread::new(&sorted(&from_clean_base)),
+            sorted_moves: sorted(&moves),
+            machine: history_floor(
+                &candidates
+                    .iter()
+                    .filter_map(|c| input.history.get(c.id).map(Vec::as_slice))
+                    .collect::<Vec<_>>(),
+            ),
+            signed,
+            moves,
+            from_clean_base,
+        }
+    }
+
+    fn floors(&self, j: usize, head_runs: usize) -> Floors {
+        Floors {
+            // The machine's typical move is one run's against one; the median of re-runs
+            // moves less.
+            robust: self
+                .others
+                .of(self.signed[j])
+                .into_iter()
+                .chain(
+                    self.machine
+                        .map(|m| m * pair_variance_share(1, head_runs).sqrt()),
+                )
+                .reduce(f64::max),
+            // A run slowed in most of its benchmarks centres the others above the clean ones;
+            // a pull request that speeds up a third of the suite puts many below zero. Each
+            // reading is robust to one of the two, and both bound what a faster host hides.
+            // The faster reading leaves out what base runs slowed by interference added: they
+            // read faster by as much, on a host no faster.
+            shared: self
+                .others
+                .of(self.signed[j])
+                .zip(
+                    self.others_from_clean_base
+                        .faster_of(self.from_clean_base[j]),
+                )
+                .map(|(both, faster)| both.min(faster)),
+            plain: plain_others_spread(&self.sorted_moves, self.moves[j]),
+        }
+    }
+}
+
 /// How far the others moved: a floor for single-round comparisons (only those read it).
 fn single_round_floors<'a>(
     input: &Input<'_>,
@@ -159,40 +236,11 @@ fn single_round_floors<'a>(
     let single = move |j: usize| d_values[j].len() < 2;
     let head_runs: Vec<usize> = candidates.iter().map(Candidate::head_runs).collect();
     // Nothing to compute when every benchmark has rounds (most of an adaptive job's looks).
-    let floors = (0..d_values.len()).any(single).then(|| {
-        let signed: Vec<f64> = d_values.iter().map(|d| mean(d)).collect();
-        let mut sorted_signed = signed.clone();
-        sorted_signed.sort_by(f64::total_cmp);
-        let moves: Vec<f64> = signed.iter().map(|d| d.abs()).collect();
-        let mut sorted_moves = moves.clone();
-        sorted_moves.sort_by(f64::total_cmp);
-        let machine = history_floor(
-            &candidates
-                .iter()
-                .filter_map(|c| input.history.get(c.id).map(Vec::as_slice))
-                .collect::<Vec<_>>(),
-        );
-        let others = OthersSpread::new(&sorted_signed);
-        (signed, moves, sorted_moves, others, machine)
-    });
-    move |j: usize| match &floors {
-        Some((signed, moves, sorted_moves, others, machine)) if single(j) => Floors {
-            // The machine's typical move is one run's against one; the median of re-runs
-            // moves less.
-            robust: others
-                .of(signed[j])
-                .into_iter()
-                .chain(machine.map(|m| m * pair_variance_share(1, head_runs[j]).sqrt()))
-                .reduce(f64::max),
-            // A run slowed in most of its benchmarks centres the others above the clean ones;
-            // a pull request that speeds up a third of the suite puts many below zero. Each
-            // reading is robust to one of the two, and both bound what a faster host hides.
-            shared: others
-                .of(signed[j])
-                .zip(others.faster_of(signed[j]))
-                .map(|(both, faster)| both.min(faster)),
-            plain: plain_others_spread(sorted_moves, moves[j]),
-        },
+    let run = (0..d_values.len())
+        .any(single)
+        .then(|| RunMoves::new(input, candidates, d_values));
+    move |j: usize| match &run {
+        Some(run) if single(j) => run.floors(j, head_runs[j]),
         _ => Floors::default(),
     }
 }
