@@ -653,15 +653,19 @@ pub fn assess(
     let round_variance = round_variance.max(rounds.within);
     let se = (round_variance / n).sqrt().max(1e-12);
     let (pass_se, pass_excess) = match (source, history, rounds.base_time) {
-        (NoiseSource::History, Some(history), Some(base)) if rounds.d.len() == 1 => one_sided_pass(
-            history,
-            base,
-            pass_floor(history, base, base + rounds.d[0], floors),
-            rounds.pass_within,
-            rounds.base_runs,
-            rounds.head_runs,
-        )
-        .unwrap_or((se, 0.0)),
+        (NoiseSource::History, Some(history), Some(base)) if rounds.d.len() == 1 => {
+            let (reference, in_a_known_mode) = pass_reference(history, base, base + rounds.d[0]);
+            one_sided_pass(
+                history,
+                base,
+                reference,
+                pass_floor(in_a_known_mode, floors),
+                rounds.pass_within,
+                rounds.base_runs,
+                rounds.head_runs,
+            )
+            .unwrap_or((se, 0.0))
+        }
         _ => (se, 0.0),
     };
     // A short history has not shown its benchmark's tails: a `regressed` is claimed against
@@ -690,14 +694,15 @@ pub fn assess(
 ///
 /// `d = Δ + (ε_head − ε_base) + (J_head − J_base)`, with ε the runs' clean noise and J ≥ 0 what
 /// interference added. A `pass` must bound Δ from above: `J_head` only raises `d`, so only the
-/// base's interference can hide a slowdown, and it is at most how far the base sits above its
-/// floor (the fastest of its [`RECENT_FLOOR_RUNS`] newest runs and itself). What is left is the
+/// base's interference can hide a slowdown, and it is at most how far the base sits above
+/// `reference`, a run of its history that was clean ([`pass_reference`]). What is left is the
 /// clean noise, the history's robust spread (`1.4826 · MAD` of its successive differences), not
 /// the tail-aware one, whose jumps are what the excess bounds. The others' moves and the
 /// within-run interval stay floors. `None` when the history has no robust spread.
 fn one_sided_pass(
     history: &[f64],
     base: f64,
+    reference: f64,
     floor: f64,
     within: f64,
     base_runs: usize,
@@ -707,11 +712,10 @@ fn one_sided_pass(
     if !sigma.is_finite() {
         return None;
     }
-    let recent = recent_floor(history, base);
     let variance = (2.0 * sigma * sigma * pair_variance_share(base_runs, head_runs))
         .max(floor * floor)
         .max(within);
-    Some((variance.sqrt().max(1e-12), base - recent))
+    Some((variance.sqrt().max(1e-12), base - reference))
 }
 
 /// How far, in the history's clean standard deviations, a base may sit above its recent floor
@@ -740,20 +744,35 @@ fn recent_floor(history: &[f64], base: f64) -> f64 {
         .fold(base, f64::min)
 }
 
+/// The run a stored baseline's `pass` reads the base's interference against (`ln` time), and
+/// whether the head ran in a mode its history showed. The base's floor ([`recent_floor`])
+/// while the head reads at or above it. A head faster than all of those runs says that they
+/// may all have been slowed (a neighbour that stayed longer than five runs): then the fastest
+/// run of the whole history. A head faster than that too may run in a mode the history never
+/// showed (the loopback handshake on the noisy recording read 25% faster than any of its
+/// runs): `false` (docs/accuracy.md, "A pass judged on its own history" and "A head faster
+/// than its recent runs").
+fn pass_reference(history: &[f64], base: f64, head: f64) -> (f64, bool) {
+    let recent = recent_floor(history, base);
+    if head >= recent {
+        return (recent, true);
+    }
+    let fastest = history.iter().copied().fold(base, f64::min);
+    (fastest, head >= fastest)
+}
+
 /// The floor of a stored baseline's `pass` (`ln` times). The head's interference only raises
-/// its time and the base's is bounded by its height above its floor, so the machine's record of
-/// interference ([`history_floor`]) is not part of it: the run's others' moves are
-/// ([`Floors::shared`]). That bound holds while one of the base's recent runs was clean and the
-/// head ran in a mode its history showed; a head faster than all of those runs says either may
-/// not hold (the loopback handshake on the noisy recording read 25% faster than any of its
-/// runs), and then the machine's record is the floor again. With a margin of two clean standard
-/// deviations, 3 of 45 of that recording's slowdowns of 1.5 times the limit passed; without
-/// one, none (docs/accuracy.md, "A pass judged on its own history").
-fn pass_floor(history: &[f64], base: f64, head: f64, floors: Floors) -> f64 {
-    let floor = if head < recent_floor(history, base) {
-        floors.robust
-    } else {
+/// its time and the base's is bounded by its height above a clean run ([`pass_reference`]), so
+/// the machine's record of interference ([`history_floor`]) is not part of it: the run's
+/// others' moves are ([`Floors::shared`]). For a head in a mode its history never showed, the
+/// machine's record is the floor again. With a margin of two clean standard deviations there,
+/// 3 of 45 of the noisy recording's slowdowns of 1.5 times the limit passed; without one,
+/// none (docs/accuracy.md, "A pass judged on its own history").
+fn pass_floor(in_a_known_mode: bool, floors: Floors) -> f64 {
+    let floor = if in_a_known_mode {
         floors.shared
+    } else {
+        floors.robust
     };
     floor.unwrap_or(0.0)
 }
@@ -876,6 +895,20 @@ mod tests {
         assert!((0.12..0.15).contains(&floor), "{floor}");
         // Too few others to tell.
         assert!(others_spread(&moves[..5], moves[0]).is_none());
+    }
+
+    #[test]
+    fn a_head_under_its_recent_runs_is_read_against_the_fastest_of_its_history() {
+        // Clean at 0, then the newest five runs and the base all slowed by 20% or more.
+        let mut history = vec![0.0, 0.01, -0.01, 0.005, 0.0, 0.01];
+        history.extend([0.2, 0.25, 0.3, 0.2, 0.22]);
+        let base = 0.21;
+        // At or above the newest runs: their fastest.
+        assert_eq!(pass_reference(&history, base, 0.2), (0.2, true));
+        // Under them, but among the older runs: the fastest of all.
+        assert_eq!(pass_reference(&history, base, 0.0), (-0.01, true));
+        // Faster than every run: a mode the history never showed, read against the fastest.
+        assert_eq!(pass_reference(&history, base, -0.05), (-0.01, false));
     }
 
     #[test]

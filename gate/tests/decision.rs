@@ -1530,6 +1530,72 @@ fn a_faster_host_hides_no_slowdown(
     );
 }
 
+/// A neighbour that stayed for the base run and its five newest runs, on a busy machine (every
+/// run of the history has three of twelve benchmarks 40% slow): the head, clean, reads faster
+/// than all six. Their floor no longer bounds the base's interference, but the fastest run of
+/// the history does, and the benchmark passes on it (it was `inconclusive`, banded by the
+/// machine's record of interference). The same head with code 20% slower is not let through,
+/// nor is a head faster than every run the history shows.
+#[test]
+fn a_head_faster_than_its_recent_runs_is_read_against_the_fastest_of_its_history() {
+    let mut noise = Noise(37);
+    let ids: Vec<String> = (0..12).map(|j| format!("b{j:02}")).collect();
+    let history: HashMap<String, Vec<f64>> = ids
+        .iter()
+        .enumerate()
+        .map(|(j, id)| {
+            let series: Vec<f64> = (0..21)
+                .map(|run| {
+                    let interfered = j > 0 && (0..3).any(|k| (run * 5 + k) % 11 + 1 == j);
+                    let stayed = j == 0 && run >= 15;
+                    1000f64.ln()
+                        + 0.01 * noise.normal()
+                        + if interfered { 0.4 } else { 0.0 }
+                        + if stayed { 0.25 } else { 0.0 }
+                })
+                .collect();
+            (id.clone(), series)
+        })
+        .collect();
+    let base = vec![
+        ids.iter()
+            .map(|id| torn(id, history[id].last().unwrap().exp(), 1.005))
+            .collect::<Vec<_>>(),
+    ];
+    let head = |b00: f64, noise: &mut Noise| {
+        vec![
+            ids.iter()
+                .map(|id| match id.as_str() {
+                    "b00" => torn(id, b00, 1.005),
+                    _ => torn(id, 1000.0 * (0.005 * noise.normal().abs()).exp(), 1.005),
+                })
+                .collect::<Vec<_>>(),
+        ]
+    };
+    let decision = decide(&base, &head(1000.0, &mut noise), &history);
+    let clean = result_of(&decision, "b00");
+    assert_eq!(clean.verdict, Verdict::Pass, "{clean:?}");
+    let slower = decide(&base, &head(1200.0, &mut noise), &history);
+    let slower = result_of(&slower, "b00");
+    assert!(
+        !matches!(slower.verdict, Verdict::Pass | Verdict::Warn),
+        "{slower:?}"
+    );
+    // In a mode 30% faster than any run of its history (as the loopback handshake on the
+    // noisy recording ran), its code 25% slower: it reads faster than every run.
+    let fastest = history["b00"].iter().copied().fold(f64::INFINITY, f64::min);
+    let unknown_mode = decide(
+        &base,
+        &head(fastest.exp() * 0.7 * 1.25, &mut noise),
+        &history,
+    );
+    let unknown_mode = result_of(&unknown_mode, "b00");
+    assert!(
+        !matches!(unknown_mode.verdict, Verdict::Pass | Verdict::Warn),
+        "{unknown_mode:?}"
+    );
+}
+
 /// Interference on both sides of a stored-baseline comparison, as on the first busy
 /// recording: the base run was slowed in three of twelve benchmarks (30–60%), which read that
 /// much faster in a clean head, and the head run in three others. The three that read faster
