@@ -708,7 +708,7 @@ fn one_sided_pass(
     base_runs: usize,
     head_runs: usize,
 ) -> Option<(f64, f64)> {
-    let sigma = short_history_sigma(successive_difference_sigma(history), history.len());
+    let sigma = clean_sigma(history);
     if !sigma.is_finite() {
         return None;
     }
@@ -718,17 +718,24 @@ fn one_sided_pass(
     Some((variance.sqrt().max(1e-12), base - reference))
 }
 
+/// A history's clean noise per run, as a stored baseline's `pass` reads it: the robust spread
+/// of its successive differences, pooled with the assumed noise while the history is short.
+fn clean_sigma(history: &[f64]) -> f64 {
+    short_history_sigma(successive_difference_sigma(history), history.len())
+}
+
 /// How far, in the history's clean standard deviations, a base may sit above its recent floor
 /// by noise alone when the others' moves are read for a `pass`'s floor; the rest is taken for
 /// the base run's interference (see [`move_from_clean_base`]).
 pub const CLEAN_EXCESS_SIGMAS: f64 = 2.0;
 
 /// The move `d` of a benchmark whose base is `base`, with what the base sits above its recent
-/// floor beyond [`CLEAN_EXCESS_SIGMAS`] clean standard deviations taken back out: a base run
-/// slowed by interference makes its benchmark read faster by as much, and that says nothing of
-/// how much faster the head's host runs the others. `d` itself where the history has no spread.
+/// floor beyond [`CLEAN_EXCESS_SIGMAS`] of the `pass`'s clean standard deviations
+/// ([`clean_sigma`]) taken back out: a base run slowed by interference makes its benchmark read
+/// faster by as much, and that says nothing of how much faster the head's host runs the
+/// others. `d` itself where the history has no spread.
 pub fn move_from_clean_base(history: &[f64], base: f64, d: f64) -> f64 {
-    let sigma = successive_difference_sigma(history);
+    let sigma = clean_sigma(history);
     if !sigma.is_finite() {
         return d;
     }
