@@ -5,8 +5,8 @@
 //! how far the other benchmarks moved, robustly: a minority of real changes cannot raise it.
 
 use crate::stats::{
-    digamma, f_upper_tail, inverse_trigamma, mean, median, successive_difference_sigma, t_cdf,
-    tail_aware_sigma, trigamma, variance,
+    clean_runs_sigma, digamma, f_upper_tail, inverse_trigamma, mean, median,
+    successive_difference_sigma, t_cdf, tail_aware_sigma, trigamma, variance,
 };
 
 /// Benchmarks needed in a comparison before their shared noise level is used as a prior.
@@ -718,10 +718,41 @@ fn one_sided_pass(
     Some((variance.sqrt().max(1e-12), base - reference))
 }
 
+/// How far, in standard deviations, a run may sit above the fastest of its neighbours and still
+/// count among a history's clean runs ([`clean_sigma`]). Three: a clean run sits that far above
+/// the fastest of seven about once in a hundred, and on the first busy recording the runs a
+/// neighbour slowed sit 10–90% above, tens of standard deviations. 2.5 and 4 decided as many
+/// comparisons within a point or two, either way by setting (docs/accuracy.md, "A history's
+/// clean runs").
+pub const CLEAN_RUN_CUT: f64 = 3.0;
+
+/// The neighbours either side of a run whose fastest is its floor for [`CLEAN_RUN_CUT`]: a
+/// floor from seven runs, local enough that a step the code took (a level the history then
+/// keeps) leaves its runs clean.
+pub const CLEAN_RUN_NEIGHBOURS: usize = 3;
+
+/// The least a run must sit above its neighbours' floor to be set aside, whatever the spread
+/// ([`clean_sigma`]): 5%, so that a series whose values repeat (whole nanoseconds, a few
+/// levels) cannot read its spread down to nothing by setting aside all but its fastest level.
+pub const CLEAN_RUN_SMALLEST_JUMP: f64 = 0.05;
+
 /// A history's clean noise per run, as a stored baseline's `pass` reads it: the robust spread
-/// of its successive differences, pooled with the assumed noise while the history is short.
+/// of the successive differences of its clean runs ([`clean_runs_sigma`]: those a neighbour did
+/// not slow), pooled with the assumed noise while the history is short. The `pass` bounds the
+/// base's interference apart and the head's only raises `d`, so what is left to bound is how
+/// the clean runs scatter. A benchmark that alternates between its clean level and one a
+/// neighbour slowed has successive differences as large as the gap, and read through them its
+/// `pass` could not be decided at all on the first busy recording.
 fn clean_sigma(history: &[f64]) -> f64 {
-    short_history_sigma(successive_difference_sigma(history), history.len())
+    short_history_sigma(
+        clean_runs_sigma(
+            history,
+            CLEAN_RUN_CUT,
+            CLEAN_RUN_SMALLEST_JUMP,
+            CLEAN_RUN_NEIGHBOURS,
+        ),
+        history.len(),
+    )
 }
 
 /// How far, in the history's clean standard deviations, a base may sit above its recent floor
@@ -730,12 +761,16 @@ fn clean_sigma(history: &[f64]) -> f64 {
 pub const CLEAN_EXCESS_SIGMAS: f64 = 2.0;
 
 /// The move `d` of a benchmark whose base is `base`, with what the base sits above its recent
-/// floor beyond [`CLEAN_EXCESS_SIGMAS`] of the `pass`'s clean standard deviations
-/// ([`clean_sigma`]) taken back out: a base run slowed by interference makes its benchmark read
-/// faster by as much, and that says nothing of how much faster the head's host runs the
-/// others. `d` itself where the history has no spread.
+/// floor beyond [`CLEAN_EXCESS_SIGMAS`] standard deviations taken back out: a base run slowed
+/// by interference makes its benchmark read faster by as much, and that says nothing of how
+/// much faster the head's host runs the others. The standard deviation is the history's whole
+/// robust spread, not its clean runs' ([`clean_sigma`]): a larger one takes less of a base's
+/// height for interference, so the others' faster moves stay a floor where a faster host
+/// could be. Read through the clean runs, two more slowdowns at the limit of 45 passed on the
+/// noisy changes recording (docs/accuracy.md, "A history's clean runs"). `d` itself where the
+/// history has no spread.
 pub fn move_from_clean_base(history: &[f64], base: f64, d: f64) -> f64 {
-    let sigma = clean_sigma(history);
+    let sigma = short_history_sigma(successive_difference_sigma(history), history.len());
     if !sigma.is_finite() {
         return d;
     }

@@ -294,6 +294,76 @@ pub fn successive_difference_sigma(series: &[f64]) -> f64 {
     1.4826 * median(&mut deviations) / std::f64::consts::SQRT_2
 }
 
+/// The clean runs' [`successive_difference_sigma`] of a series of `ln` times, where
+/// interference only adds time: runs more than `cut` standard deviations above the fastest of
+/// their neighbours (`half_window` runs either side) are set aside, and the spread is taken
+/// again over the runs left, until the runs set aside no longer change. A benchmark that
+/// alternates between its clean level and one a neighbour slowed has successive differences
+/// mostly as large as the gap, which say nothing of how far its clean runs scatter.
+///
+/// The first cut reads the spread from the lower quartile of the successive differences'
+/// deviations (`0.4506 · σ` for normal noise), which stays among the clean pairs while up to
+/// about two thirds of the differences are jumps; their median does not. The series' own
+/// [`successive_difference_sigma`] when fewer than half its runs are left: no clean level to
+/// read.
+pub fn clean_runs_sigma(series: &[f64], cut: f64, smallest_jump: f64, half_window: usize) -> f64 {
+    let plain = successive_difference_sigma(series);
+    if !plain.is_finite() {
+        return plain;
+    }
+    let differences: Vec<f64> = series.windows(2).map(|w| w[1] - w[0]).collect();
+    let centre = median(&mut differences.clone());
+    let mut deviations: Vec<f64> = differences.iter().map(|d| (d - centre).abs()).collect();
+    deviations.sort_by(f64::total_cmp);
+    let lower_quartile = deviations[(deviations.len() - 1) / 4];
+    // P(|Δ| ≤ x) = 1/4 for Δ ~ N(0, 2σ²): x = 0.3186 · √2 · σ.
+    let mut sigma = plain.min(lower_quartile / 0.4506);
+    let mut kept_before: Vec<bool> = Vec::new();
+    for _ in 0..8 {
+        let kept: Vec<bool> = (0..series.len())
+            .map(|i| {
+                let from = i.saturating_sub(half_window);
+                let to = (i + half_window + 1).min(series.len());
+                let floor = second_fastest(&series[from..to]);
+                series[i] <= floor + (cut * sigma).max(smallest_jump)
+            })
+            .collect();
+        if kept == kept_before {
+            break;
+        }
+        let clean: Vec<f64> = series
+            .iter()
+            .zip(&kept)
+            .filter(|(_, k)| **k)
+            .map(|(v, _)| *v)
+            .collect();
+        if clean.len() * 2 < series.len() {
+            return plain;
+        }
+        sigma = successive_difference_sigma(&clean);
+        if !sigma.is_finite() {
+            return plain;
+        }
+        kept_before = kept;
+    }
+    sigma
+}
+
+/// The second smallest of `values` (the smallest of one): a run in a faster mode of its own is
+/// no floor its neighbours sit above.
+pub fn second_fastest(values: &[f64]) -> f64 {
+    let (mut first, mut second) = (f64::INFINITY, f64::INFINITY);
+    for &v in values {
+        if v < first {
+            second = first;
+            first = v;
+        } else if v < second {
+            second = v;
+        }
+    }
+    if second.is_finite() { second } else { first }
+}
+
 /// A per-run standard deviation that respects heavy tails: the larger of the robust
 /// [`successive_difference_sigma`] and a range-based estimate, the largest successive difference
 /// (from their median) divided by the median of the largest of n half-normal draws, over √2.
@@ -497,6 +567,60 @@ mod tests {
         let tail = tail_aware_sigma(&jumpy);
         assert!(robust < 0.03, "the MAD ignores the jumps: {robust}");
         assert!(tail > 0.05, "the tail-aware estimate does not: {tail}");
+    }
+
+    #[test]
+    fn clean_runs_sigma_sets_aside_the_runs_a_neighbour_slowed_and_nothing_else() {
+        let series = gaussian_series(60);
+        let robust = successive_difference_sigma(&series);
+        let clean = clean_runs_sigma(&series, 3.0, 0.05, 3);
+        assert!(
+            clean <= robust && clean > 0.9 * robust,
+            "{robust} vs {clean}"
+        );
+        // A step the code took stays: the runs after it are clean beside each other.
+        let stepped: Vec<f64> = series
+            .iter()
+            .enumerate()
+            .map(|(i, x)| x + if i >= 30 { 0.3 } else { 0.0 })
+            .collect();
+        let after_step = clean_runs_sigma(&stepped, 3.0, 0.05, 3);
+        assert!(
+            (after_step - clean).abs() < 0.2 * clean,
+            "{clean} → {after_step}"
+        );
+        // Every third run 40–60% slower: the successive differences are mostly the gap.
+        let often_slowed: Vec<f64> = series
+            .iter()
+            .enumerate()
+            .map(|(i, x)| {
+                x + if i % 3 == 1 {
+                    0.4 + 0.01 * (i % 20) as f64
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        let robust = successive_difference_sigma(&often_slowed);
+        let clean = clean_runs_sigma(&often_slowed, 3.0, 0.05, 3);
+        assert!(robust > 0.2, "{robust}");
+        assert!((clean - 0.01).abs() < 0.003, "{clean}");
+        // Slowed more often than not: no clean level to read, the plain spread stands.
+        let mostly_slowed: Vec<f64> = series
+            .iter()
+            .enumerate()
+            .map(|(i, x)| {
+                x + if i % 3 != 0 {
+                    0.4 * (i % 2) as f64 + 0.2
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        assert_eq!(
+            clean_runs_sigma(&mostly_slowed, 3.0, 0.05, 3),
+            successive_difference_sigma(&mostly_slowed)
+        );
     }
 
     #[test]
