@@ -718,16 +718,17 @@ fn one_sided_pass(
     Some((variance.sqrt().max(1e-12), base - reference))
 }
 
-/// How far, in standard deviations, a run may sit above the fastest of its neighbours and still
-/// count among a history's clean runs ([`clean_sigma`]). Three: a clean run sits that far above
-/// the fastest of seven about once in a hundred, and on the first busy recording the runs a
+/// How far, in standard deviations, a run may sit above the second fastest of its neighbours
+/// and still count among a history's clean runs ([`clean_sigma`]). Three: a clean run sits that
+/// far above the second fastest of seven well under once in a hundred, and on the first busy recording the runs a
 /// neighbour slowed sit 10–90% above, tens of standard deviations. 2.5 and 4 decided as many
 /// comparisons within a point or two, either way by setting (docs/accuracy.md, "A history's
 /// clean runs").
 pub const CLEAN_RUN_CUT: f64 = 3.0;
 
-/// The neighbours either side of a run whose fastest is its floor for [`CLEAN_RUN_CUT`]: a
-/// floor from seven runs, local enough that a step the code took (a level the history then
+/// The neighbours either side of a run whose second fastest (with the run) is its floor for
+/// [`CLEAN_RUN_CUT`]: a floor from seven runs (the second fastest, so that one run in a faster
+/// mode of its own is no floor its neighbours sit above), local enough that a step the code took (a level the history then
 /// keeps) leaves its runs clean.
 pub const CLEAN_RUN_NEIGHBOURS: usize = 3;
 

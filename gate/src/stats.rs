@@ -285,18 +285,20 @@ pub fn successive_difference_sigma(series: &[f64]) -> f64 {
     if series.len() < 3 {
         return f64::NAN;
     }
-    let mut differences: Vec<f64> = series.windows(2).map(|w| w[1] - w[0]).collect();
+    1.4826 * median(&mut difference_deviations(series)) / std::f64::consts::SQRT_2
+}
+
+/// How far each successive difference of `series` sits from their median.
+fn difference_deviations(series: &[f64]) -> Vec<f64> {
+    let differences: Vec<f64> = series.windows(2).map(|w| w[1] - w[0]).collect();
     let centre = median(&mut differences.clone());
-    let mut deviations: Vec<f64> = differences
-        .iter_mut()
-        .map(|d| (*d - centre).abs())
-        .collect();
-    1.4826 * median(&mut deviations) / std::f64::consts::SQRT_2
+    differences.iter().map(|d| (d - centre).abs()).collect()
 }
 
 /// The clean runs' [`successive_difference_sigma`] of a series of `ln` times, where
-/// interference only adds time: runs more than `cut` standard deviations above the fastest of
-/// their neighbours (`half_window` runs either side) are set aside, and the spread is taken
+/// interference only adds time: runs more than `cut` standard deviations (and at least
+/// `smallest_jump`) above the second fastest of their neighbours and themselves (`half_window`
+/// runs either side) are set aside, and the spread is taken
 /// again over the runs left, until the runs set aside no longer change. A benchmark that
 /// alternates between its clean level and one a neighbour slowed has successive differences
 /// mostly as large as the gap, which say nothing of how far its clean runs scatter.
@@ -311,9 +313,7 @@ pub fn clean_runs_sigma(series: &[f64], cut: f64, smallest_jump: f64, half_windo
     if !plain.is_finite() {
         return plain;
     }
-    let differences: Vec<f64> = series.windows(2).map(|w| w[1] - w[0]).collect();
-    let centre = median(&mut differences.clone());
-    let mut deviations: Vec<f64> = differences.iter().map(|d| (d - centre).abs()).collect();
+    let mut deviations = difference_deviations(series);
     deviations.sort_by(f64::total_cmp);
     let lower_quartile = deviations[(deviations.len() - 1) / 4];
     // P(|Δ| ≤ x) = 1/4 for Δ ~ N(0, 2σ²): x = 0.3186 · √2 · σ.
@@ -351,7 +351,7 @@ pub fn clean_runs_sigma(series: &[f64], cut: f64, smallest_jump: f64, half_windo
 
 /// The second smallest of `values` (the smallest of one): a run in a faster mode of its own is
 /// no floor its neighbours sit above.
-pub fn second_fastest(values: &[f64]) -> f64 {
+fn second_fastest(values: &[f64]) -> f64 {
     let (mut first, mut second) = (f64::INFINITY, f64::INFINITY);
     for &v in values {
         if v < first {
@@ -375,13 +375,9 @@ pub fn tail_aware_sigma(series: &[f64]) -> f64 {
     if !robust.is_finite() {
         return robust;
     }
-    let differences: Vec<f64> = series.windows(2).map(|w| w[1] - w[0]).collect();
-    let centre = median(&mut differences.clone());
-    let largest = differences
-        .iter()
-        .map(|d| (d - centre).abs())
-        .fold(0.0, f64::max);
-    let n = differences.len() as f64;
+    let deviations = difference_deviations(series);
+    let largest = deviations.iter().copied().fold(0.0, f64::max);
+    let n = deviations.len() as f64;
     // P(max of n half-normals ≤ x) = (2Φ(x) − 1)^n = 1/2.
     let median_of_max = normal_quantile((1.0 + 0.5f64.powf(1.0 / n)) / 2.0);
     robust.max(largest / median_of_max / std::f64::consts::SQRT_2)
