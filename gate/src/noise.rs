@@ -5,7 +5,7 @@
 //! how far the other benchmarks moved, robustly: a minority of real changes cannot raise it.
 
 use crate::stats::{
-    clean_runs_sigma, digamma, f_upper_tail, inverse_trigamma, mean, median,
+    clean_runs_sigma, digamma, f_upper_tail, inverse_trigamma, mean, median, second_fastest,
     successive_difference_sigma, t_cdf, tail_aware_sigma, trigamma, variance,
 };
 
@@ -163,6 +163,117 @@ pub struct Assessed {
     /// Added to the upper bound `pass` and `warn` rest on: how far the base run sits above its
     /// recent floor (0 unless `pass_se` is the history's robust spread).
     pub pass_excess: f64,
+    /// A stored baseline's claim from its best head run ([`fastest_head_claim`]), where it
+    /// has one; once [`choose_claim`] has chosen it, `p_slower` is its p-value.
+    pub fastest: Option<FastestHead>,
+}
+
+/// A stored baseline's best head run of several, as [`fastest_head_claim`] reads it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BestHead {
+    /// The change of the best head run against the base's level.
+    pub d: f64,
+    /// The benchmark's limit, as a log ratio.
+    pub log_limit: f64,
+}
+
+/// A `regressed` claimed from a stored baseline's best head run ([`fastest_head_claim`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FastestHead {
+    /// The best head run's change.
+    pub d: f64,
+    /// Its standard error, from the history's clean runs.
+    pub se: f64,
+    /// The degrees of freedom of `se`.
+    pub df: f64,
+    /// The chance that every head run was slowed by interference: added to the p-value.
+    pub all_slowed: f64,
+    /// One-sided p-value of "slower".
+    pub p_slower: f64,
+}
+
+/// The expected gap between the median and the fastest of three clean head runs, in clean
+/// standard deviations (the median of three normals against their smallest, 0.846σ): what the
+/// best head run's change reads lower by when nothing interfered.
+pub const BEST_OF_THREE_GAP: f64 = 0.846;
+
+/// Which of a stored baseline's two claims of `regressed` a benchmark rests on, chosen from
+/// its history and the others' moves alone, never from its own head runs, so that each is
+/// tested at the full level: the one with the smaller change it would need at `level` (the
+/// best head run's raised by [`BEST_OF_THREE_GAP`], which it reads lower by). On a quiet
+/// history that is the median's, whose band is the tail-aware spread; where the history shows
+/// a neighbour's jumps, the best head run's. `assessed.fastest` is kept, and `p_slower` set to
+/// its p-value, where it is chosen; dropped otherwise.
+pub fn choose_claim(assessed: &mut Assessed, level: f64) {
+    let Some(fastest) = assessed.fastest else {
+        return;
+    };
+    let median_needs = crate::stats::t_quantile(1.0 - level, assessed.claim_df) * assessed.se;
+    let best_needs = if level > fastest.all_slowed {
+        crate::stats::t_quantile(1.0 - (level - fastest.all_slowed), fastest.df) * fastest.se
+            + BEST_OF_THREE_GAP * fastest.se
+    } else {
+        f64::INFINITY
+    };
+    if best_needs < median_needs {
+        assessed.p_slower = fastest.p_slower;
+    } else {
+        assessed.fastest = None;
+    }
+}
+
+/// How far above the history's second fastest run, as a share of the limit, a run counts as
+/// one interference slowed enough to matter to [`fastest_head_claim`].
+pub const SLOWED_SHARE_OF_LIMIT: f64 = 0.5;
+
+/// A `regressed` from a stored baseline's best head run of at least [`GUARDED_RUNS`].
+///
+/// `d_best = Δ + (ε_head − ε_base) + (J_head − J_base)` for the head run with the smallest
+/// change. Interference only adds time, so the base's `J` only lowers it, and the head's is 0
+/// unless every head run was slowed. With one clean head run, the best is no slower than it, so
+/// `d_best − Δ` is at most one clean run's noise against the base's level: the history's clean
+/// spread ([`clean_sigma`]), for one run plus the level's median. The chance that every head
+/// run was slowed is bounded by the history's own record: the share of its runs that sat at
+/// least [`SLOWED_SHARE_OF_LIMIT`] of the limit above its second fastest (with one run of each
+/// kind added, so that a clean history of ten still counts one in twelve), to the power of the
+/// head runs, taken as independent. It is added to the p-value. On a busy machine a neighbour
+/// slows a few benchmarks of each run by 30–100%, and the median of three head runs is
+/// outvoted by two slowed ones; the history's tails, which the median's claim rests on, then
+/// leave it unable to claim even a slowdown of 1.5 times the limit (docs/accuracy.md, "The best
+/// of the head runs"). `None` for a short history or one without a clean spread.
+pub fn fastest_head_claim(
+    history: &[f64],
+    best: BestHead,
+    base_runs: usize,
+    head_runs: usize,
+    within: f64,
+) -> Option<FastestHead> {
+    if history.len() < MIN_HISTORY || head_runs < GUARDED_RUNS {
+        return None;
+    }
+    let sigma = clean_sigma(history);
+    if !sigma.is_finite() {
+        return None;
+    }
+    let floor = second_fastest(history);
+    let slowed = history
+        .iter()
+        .filter(|&&v| v - floor >= SLOWED_SHARE_OF_LIMIT * best.log_limit)
+        .count();
+    let share = (slowed as f64 + 1.0) / (history.len() as f64 + 2.0);
+    let all_slowed = share.powi(i32::try_from(head_runs).unwrap_or(i32::MAX));
+    let se = (sigma * sigma * (median_variance_share(base_runs) + 1.0))
+        .max(within)
+        .sqrt()
+        .max(1e-12);
+    let df = history_df(history.len());
+    Some(FastestHead {
+        d: best.d,
+        se,
+        df,
+        all_slowed,
+        p_slower: (1.0 - t_cdf(best.d / se, df) + all_slowed).min(1.0),
+    })
 }
 
 /// Runs of the baseline's history (its newest, and the base run itself) whose fastest is the
@@ -194,6 +305,9 @@ pub struct Rounds<'a> {
     /// A stored baseline's runs its level is the median of (see [`pooled_base`]): 1 for the
     /// base run alone.
     pub base_runs: usize,
+    /// A stored baseline's best head run of [`GUARDED_RUNS`] or more, for a benchmark judged on
+    /// time ([`fastest_head_claim`]).
+    pub best: Option<BestHead>,
 }
 
 /// The variance of the median of `runs` independent normal runs, as a share of one run's:
@@ -677,6 +791,18 @@ pub fn assess(
     } else {
         df
     };
+    let fastest = match (source, history, rounds.best) {
+        (NoiseSource::History, Some(history), Some(best)) if rounds.d.len() == 1 => {
+            fastest_head_claim(
+                history,
+                best,
+                rounds.base_runs,
+                rounds.head_runs,
+                rounds.pass_within,
+            )
+        }
+        _ => None,
+    };
     Assessed {
         d,
         se,
@@ -687,6 +813,7 @@ pub fn assess(
         round_variance,
         pass_se,
         pass_excess,
+        fastest,
     }
 }
 

@@ -351,7 +351,7 @@ pub fn clean_runs_sigma(series: &[f64], cut: f64, smallest_jump: f64, half_windo
 
 /// The second smallest of `values` (the smallest of one): a run in a faster mode of its own is
 /// no floor its neighbours sit above.
-fn second_fastest(values: &[f64]) -> f64 {
+pub fn second_fastest(values: &[f64]) -> f64 {
     let (mut first, mut second) = (f64::INFINITY, f64::INFINITY);
     for &v in values {
         if v < first {

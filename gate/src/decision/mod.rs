@@ -139,6 +139,9 @@ struct RoundChange {
     base_variance: f64,
     ln_base: f64,
     ln_head: f64,
+    /// A stored baseline's pooled head runs: the change of the best of them (the smallest
+    /// `d`); `d` itself for one run.
+    best_d: f64,
 }
 
 /// A compared benchmark before the verdict.
@@ -172,7 +175,7 @@ pub fn evaluate_with(input: &Input<'_>, policy: &Policy, plan: Plan) -> Decision
         unjudged,
         candidates,
     } = sort_out(input, policy, rounds);
-    let model = Model::fit(input, policy, &candidates);
+    let model = Model::fit(input, policy, plan, &candidates);
     let tests = Tests::run(&model, &candidates, policy, plan);
     let judge = Judge {
         input,
@@ -376,6 +379,7 @@ fn round_change(
         base_variance,
         ln_base: b.ln(),
         ln_head: h.ln(),
+        best_d: d,
     })
 }
 
@@ -402,6 +406,7 @@ fn pooled_change(changes: &[RoundChange]) -> RoundChange {
         base_variance,
         ln_base: changes[0].ln_base,
         ln_head: median(|r| r.ln_head),
+        best_d: changes.iter().map(|r| r.d).fold(f64::INFINITY, f64::min),
     }
 }
 
@@ -417,11 +422,13 @@ fn level_base(
     let level = crate::noise::pooled_base(history, change.ln_base, log_limit, times);
     // d > 0 is worse: ln(head/base), or ln(base/head) where higher is better.
     let shift = level.ln - change.ln_base;
-    change.d += if metric == Metric::Higher {
+    let shift = if metric == Metric::Higher {
         shift
     } else {
         -shift
     };
+    change.d += shift;
+    change.best_d += shift;
     change.ln_base = level.ln;
     level
 }

@@ -3,10 +3,12 @@
 
 use super::{Candidate, Input, kept_of_rounds};
 use crate::noise::{
-    Assessed, Floors, OthersSpread, Rounds, assess, fit_prior, history_floor, move_from_clean_base,
-    observed_variance, pair_variance_share, plain_others_spread, shared_spread, undisturbed,
+    Assessed, BestHead, Floors, GUARDED_RUNS, OthersSpread, Rounds, assess, choose_claim,
+    fit_prior, history_floor, move_from_clean_base, observed_variance, pair_variance_share,
+    plain_others_spread, shared_spread, undisturbed,
 };
 use crate::policy::{Policy, Statistic};
+use crate::sequential::Plan;
 use crate::stats::mean;
 use crate::verdict::Metric;
 
@@ -43,6 +45,15 @@ fn base_time(candidate: &Candidate<'_>) -> Option<f64> {
         .then(|| candidate.changes[0].ln_base)
 }
 
+/// A stored baseline's best head run of several, for a benchmark judged on time (interference
+/// only adds time): what [`crate::noise::fastest_head_claim`] reads.
+fn best_head(candidate: &Candidate<'_>, policy: &Policy) -> Option<BestHead> {
+    (base_time(candidate).is_some() && candidate.head_runs() >= GUARDED_RUNS).then(|| BestHead {
+        d: candidate.changes[0].best_d,
+        log_limit: policy.log_limit(candidate.id, candidate.metric.higher_is_better()),
+    })
+}
+
 /// Every candidate's noise: assessed on all its rounds, and on the rounds interference left
 /// alone.
 pub(super) struct Model {
@@ -64,7 +75,12 @@ pub(super) struct Noise<'m> {
 }
 
 impl Model {
-    pub(super) fn fit(input: &Input<'_>, policy: &Policy, candidates: &[Candidate<'_>]) -> Self {
+    pub(super) fn fit(
+        input: &Input<'_>,
+        policy: &Policy,
+        plan: Plan,
+        candidates: &[Candidate<'_>],
+    ) -> Self {
         let d_values: Vec<Vec<f64>> = candidates
             .iter()
             .map(|c| c.changes.iter().map(|r| r.d).collect())
@@ -77,16 +93,26 @@ impl Model {
             base_time: base_time(&candidates[j]),
             head_runs: candidates[j].head_runs(),
             base_runs: candidates[j].base_runs,
+            best: best_head(&candidates[j], policy),
         };
         // The noise the comparison's benchmarks share, weighted by how alike it is.
         let observed: Vec<(f64, f64)> = (0..candidates.len())
             .filter_map(|j| observed_variance(&rounds_of(j)))
             .collect();
         let prior = fit_prior(&observed);
+        // Holm's first step at each candidate's look: the level a claim is chosen at.
+        let level = |j: usize| {
+            policy.false_alarm_rate * plan.share(candidates[j].looks)
+                / candidates.len().max(1) as f64
+        };
         let assessed: Vec<Assessed> = {
             let floors = single_round_floors(input, candidates, &d_values);
             (0..candidates.len())
-                .map(|j| assess(&rounds_of(j), prior, floors(j), history(j)))
+                .map(|j| {
+                    let mut assessed = assess(&rounds_of(j), prior, floors(j), history(j));
+                    choose_claim(&mut assessed, level(j));
+                    assessed
+                })
                 .collect()
         };
 
@@ -113,6 +139,7 @@ impl Model {
             base_time: base_time(&candidates[j]),
             head_runs: candidates[j].head_runs(),
             base_runs: candidates[j].base_runs,
+            best: best_head(&candidates[j], policy),
         };
         let kept_prior = if kept_masks.iter().all(Option::is_none) {
             prior
@@ -128,7 +155,9 @@ impl Model {
                 if kept_masks[j].is_none() && kept_prior == prior {
                     assessed[j]
                 } else {
-                    assess(&kept_of(j), kept_prior, Floors::default(), history(j))
+                    let mut kept = assess(&kept_of(j), kept_prior, Floors::default(), history(j));
+                    choose_claim(&mut kept, level(j));
+                    kept
                 }
             })
             .collect();
