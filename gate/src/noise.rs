@@ -192,6 +192,19 @@ pub struct FastestHead {
     pub p_slower: f64,
 }
 
+impl FastestHead {
+    /// How far below `d` its one-sided bound at `level` sits: the chance that every head run
+    /// was slowed is spent first, so the bound spends only the rest. Infinite when that chance
+    /// alone is the level or more (no claim at `level` can rest on the best run).
+    pub fn margin_at(&self, level: f64) -> f64 {
+        if level > self.all_slowed {
+            crate::stats::t_quantile(1.0 - (level - self.all_slowed), self.df) * self.se
+        } else {
+            f64::INFINITY
+        }
+    }
+}
+
 /// The expected gap between the median and the fastest of three clean head runs, in clean
 /// standard deviations (the median of three normals against their smallest, 0.846σ): what the
 /// best head run's change reads lower by when nothing interfered.
@@ -209,12 +222,7 @@ pub fn choose_claim(assessed: &mut Assessed, level: f64) {
         return;
     };
     let median_needs = crate::stats::t_quantile(1.0 - level, assessed.claim_df) * assessed.se;
-    let best_needs = if level > fastest.all_slowed {
-        crate::stats::t_quantile(1.0 - (level - fastest.all_slowed), fastest.df) * fastest.se
-            + BEST_OF_THREE_GAP * fastest.se
-    } else {
-        f64::INFINITY
-    };
+    let best_needs = fastest.margin_at(level) + BEST_OF_THREE_GAP * fastest.se;
     if best_needs < median_needs {
         assessed.p_slower = fastest.p_slower;
     } else {

@@ -224,15 +224,7 @@ impl Judge<'_, '_> {
             None => a.d - quantiles.t(claim_confidence, a.claim_df) * a.se,
             // The best head run's claim (chosen by `noise::choose_claim`): its p-value carries
             // the chance that every head run was slowed, so its bound spends that much less.
-            Some(fastest) => {
-                let level = 1.0 - claim_confidence;
-                if level > fastest.all_slowed {
-                    fastest.d
-                        - quantiles.t(1.0 - (level - fastest.all_slowed), fastest.df) * fastest.se
-                } else {
-                    f64::NEG_INFINITY
-                }
-            }
+            Some(fastest) => fastest.d - fastest.margin_at(1.0 - claim_confidence),
         };
         let first_step_confidence = 1.0 - policy.false_alarm_rate * tested.share / self.compared;
         let calibrated = a.source != NoiseSource::Assumed;
