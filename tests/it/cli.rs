@@ -655,6 +655,7 @@ fn runs_filters_by_repository_kind_and_branch_and_keeps_the_newest_n() {
 
 #[test]
 fn a_postgres_store_answers_every_command_exactly_as_a_sqlite_file_does() {
+    let _load = loading_the_machine();
     let Some(database) = postgres::FreshDatabase::create("cli_postgres") else {
         return;
     };

@@ -135,6 +135,7 @@ fn entries_with(data: &str, benchmark: &str) -> usize {
 
 #[test]
 fn the_static_site_renders_in_chromium_with_every_point() {
+    let _load = loading_the_machine();
     let Some(browser) = chromium("the_static_site_renders_in_chromium_with_every_point") else {
         return;
     };
@@ -239,6 +240,7 @@ fn drawn(path: &Path) -> (u32, u32, f64) {
 
 #[test]
 fn serve_shows_the_same_pages_live() {
+    let _load = loading_the_machine();
     let dir = tempfile::tempdir().unwrap();
     let site = site(dir.path());
     let db = dir.path().join(".benchgate/benchgate.db");
@@ -261,6 +263,7 @@ fn serve_shows_the_same_pages_live() {
 
 #[test]
 fn time_budgets_on_medians_are_drawn_on_their_charts() {
+    let _load = loading_the_machine();
     let dir = tempfile::tempdir().unwrap();
     import(dir.path(), &corpus(RUNE), "rune-rs/rune");
     std::fs::write(
@@ -286,6 +289,7 @@ fn time_budgets_on_medians_are_drawn_on_their_charts() {
 
 #[test]
 fn same_job_ab_rounds_are_one_point_per_commit() {
+    let _load = loading_the_machine();
     // A B, B A, A B, as `benchgate ab` stores its rounds (kind local, one attempt per round):
     // the head does the same work 1.5 times slower.
     let dir = tempfile::tempdir().unwrap();
@@ -344,6 +348,7 @@ fn same_job_ab_rounds_are_one_point_per_commit() {
 
 #[test]
 fn a_rebuild_draws_only_the_machines_whose_data_changed() {
+    let _load = loading_the_machine();
     // Two repositories, each its own machine in the site; then a new run of one of them.
     let dir = tempfile::tempdir().unwrap();
     let out = site(dir.path());
@@ -468,6 +473,7 @@ fn files(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
 
 #[test]
 fn the_trend_read_from_each_runs_packed_view_draws_the_site_its_measurements_draw() {
+    let _load = loading_the_machine();
     // The dashboard reads each run's values from its one-row gate view where it has one; runs
     // stored before the view (or trimmed by prune) are read from their measurements. The two
     // must draw the same site to the byte: every chart, tooltip, table and change point.
@@ -524,6 +530,7 @@ fn the_trend_read_from_each_runs_packed_view_draws_the_site_its_measurements_dra
 /// on every page, in class and in words.
 #[test]
 fn a_rate_is_coloured_by_its_direction_not_its_sign() {
+    let _load = loading_the_machine();
     let dir = tempfile::tempdir().unwrap();
     let out = site_of(
         dir.path(),
@@ -623,6 +630,7 @@ document.getElementById('f').addEventListener('load', () => {{
 /// change are in view without scrolling sideways; on a laptop no column is cut off.
 #[test]
 fn a_machines_index_fits_a_phone_and_a_laptop() {
+    let _load = loading_the_machine();
     let Some(browser) = chromium("a_machines_index_fits_a_phone_and_a_laptop") else {
         return;
     };

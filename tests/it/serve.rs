@@ -59,6 +59,7 @@ fn setup() -> (tempfile::TempDir, PathBuf) {
 
 #[test]
 fn uploads_are_authorized_per_repository_and_idempotent() {
+    let _load = loading_the_machine();
     let (dir, db) = setup();
     let good = token(dir.path(), &db, REPO);
     let other = token(dir.path(), &db, "someone/else");
@@ -131,6 +132,7 @@ fn uploads_are_authorized_per_repository_and_idempotent() {
 
 #[test]
 fn malformed_and_oversized_uploads_name_the_fault() {
+    let _load = loading_the_machine();
     let (dir, db) = setup();
     let good = token(dir.path(), &db, REPO);
     let run = document(dir.path(), 1);
@@ -214,12 +216,14 @@ fn malformed_and_oversized_uploads_name_the_fault() {
 
 #[test]
 fn five_hundred_concurrent_uploads_of_fifty_runs_store_fifty() {
+    let _load = loading_the_machine();
     let (dir, db) = setup();
     five_hundred_uploads_of_fifty_runs(&dir, db.to_str().unwrap(), 1);
 }
 
 #[test]
 fn two_instances_on_one_postgres_take_five_hundred_uploads_and_store_fifty() {
+    let _load = loading_the_machine();
     let Some(database) = postgres::FreshDatabase::create("five_hundred_uploads") else {
         return;
     };
@@ -309,6 +313,7 @@ fn five_hundred_uploads_of_fifty_runs(dir: &tempfile::TempDir, db: &str, instanc
 
 #[test]
 fn a_killed_server_leaves_no_partial_run() {
+    let _load = loading_the_machine();
     let (dir, db) = setup();
     let good = token(dir.path(), &db, REPO);
     let run = document(dir.path(), 1).to_string();
@@ -380,6 +385,7 @@ fn signature(body: &[u8]) -> String {
 
 #[test]
 fn webhooks_are_verified_deduplicated_and_worked_on_after_the_answer() {
+    let _load = loading_the_machine();
     let github = FakeGitHub::start("");
     github.data().permissions.insert("maint".into(), "admin");
     github.data().pulls.insert(7, "2".repeat(40));
@@ -476,6 +482,7 @@ fn webhooks_are_verified_deduplicated_and_worked_on_after_the_answer() {
 
 #[test]
 fn compare_and_series_answer_from_the_store_and_upload_is_safe_to_repeat() {
+    let _load = loading_the_machine();
     let (dir, db) = setup();
     let good = token(dir.path(), &db, REPO);
     let server = Server::start(&db, &[], None);
@@ -570,6 +577,7 @@ fn compare_and_series_answer_from_the_store_and_upload_is_safe_to_repeat() {
 
 #[test]
 fn a_delivery_accepted_before_a_restart_is_worked_on_after_it() {
+    let _load = loading_the_machine();
     let github = FakeGitHub::start("");
     github.data().permissions.insert("maint".into(), "write");
     github.data().pulls.insert(7, "2".repeat(40));
@@ -613,6 +621,7 @@ fn a_delivery_accepted_before_a_restart_is_worked_on_after_it() {
 
 #[test]
 fn two_instances_on_one_postgres_work_each_delivery_once() {
+    let _load = loading_the_machine();
     let Some(database) = postgres::FreshDatabase::create("deliveries_once") else {
         return;
     };
@@ -722,6 +731,7 @@ fn answer_to_head(server: &Server, head: &str) -> (u16, Value, f64) {
 
 #[test]
 fn silent_and_slow_clients_are_cut_off_and_do_not_starve_the_service() {
+    let _load = loading_the_machine();
     let (dir, db) = setup();
     let good = token(dir.path(), &db, REPO);
     let server = Server::start(
@@ -768,6 +778,7 @@ fn silent_and_slow_clients_are_cut_off_and_do_not_starve_the_service() {
 
 #[test]
 fn floods_are_refused_from_the_headers_before_any_body_is_read() {
+    let _load = loading_the_machine();
     let (dir, db) = setup();
     let good = token(dir.path(), &db, REPO);
     let server = Arc::new(Server::start(&db, &[], None));
@@ -818,6 +829,7 @@ fn floods_are_refused_from_the_headers_before_any_body_is_read() {
 
 #[test]
 fn a_store_locked_by_another_process_answers_503_with_retry_after_and_no_internals() {
+    let _load = loading_the_machine();
     let (dir, db) = setup();
     let good = token(dir.path(), &db, REPO);
     let run = document(dir.path(), 1);
@@ -869,6 +881,7 @@ fn a_store_locked_by_another_process_answers_503_with_retry_after_and_no_interna
 
 #[test]
 fn a_bad_query_string_is_refused_in_the_json_shape() {
+    let _load = loading_the_machine();
     let (_dir, db) = setup();
     let server = Server::start(&db, &[], None);
     let (status, body) = server.get(&format!(
@@ -888,6 +901,7 @@ fn a_bad_query_string_is_refused_in_the_json_shape() {
 
 #[test]
 fn the_log_is_one_json_object_per_line_with_each_request_s_fields() {
+    let _load = loading_the_machine();
     let (_dir, db) = setup();
     let server = Server::start(&db, &["--log-format", "json"], None);
     assert_eq!(server.get("/healthz").0, 200);

@@ -194,13 +194,17 @@ pub fn sample_workloads_crate(dir: &Path) {
 /// The machine the binary's tests share. A test that judges wall time (`ab`, `bisect`, a
 /// gate's head re-runs) takes it alone ([`alone_on_the_machine`]), so that what disturbs its
 /// rounds is the load the suite runs under (two busy loops, say), not a test beside it that
-/// spins CPU hogs of its own, builds a crate or computes for minutes: those take it shared
+/// spins CPU hogs of its own, builds a crate, computes for minutes, renders the site in
+/// Chromium or runs the service (and PostgreSQL) under load: those take it shared
 /// ([`loading_the_machine`]) and run beside each other and beside light tests only. In the
 /// full runs under two busy loops of 2026-11-29 and 2026-12-01, a plain run's budget of `ab`
 /// rounds read a 30% slowdown 0.76 to 2.30 times from round to round and left it
 /// `inconclusive`, while tests that start CPU hogs of their own or build crates held no lock
 /// a wall-time test waited on; alone under the same two loops it was `regressed` every time
-/// (9 of 9), and with this rule the full run of 2026-12-02 passed.
+/// (9 of 9), and with this rule the full run of 2026-12-02 passed. In the full run of
+/// 2026-12-03 that budget ran out once more after 4 rounds, while the Chromium and service
+/// tests held no lock (alone under the same loops it was `regressed` 2 of 2); since then those
+/// take it shared too.
 static MACHINE: std::sync::RwLock<()> = std::sync::RwLock::new(());
 
 /// The machine to this test alone among those that load it (see [`MACHINE`]).
