@@ -18,13 +18,8 @@ use benchgate_gate::report::Context;
 use crate::bench_command::CargoBench;
 use crate::side_build::{CommandFailed, run_teeing_stderr};
 
-/// Head runs at most when a bench command is given and `--max-runs` is not. Five, not three:
-/// on a busy machine a neighbour slows a third of some benchmarks' runs, so all of three head
-/// runs are slowed too often for their best to claim a regression, and the fourth and fifth
-/// run caught four times as many slowdowns of 1.5 times the limit there, at no cost on an
-/// idle machine (undecided benchmarks only; a claim is confirmed by three,
-/// docs/accuracy.md, "Five head runs").
-pub const DEFAULT_MAX_RUNS: usize = 5;
+/// Head runs at most when a bench command is given and `--max-runs` is not.
+pub const DEFAULT_MAX_RUNS: usize = 3;
 
 /// The re-runs a gate may make.
 pub struct Reruns {

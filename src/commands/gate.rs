@@ -46,10 +46,9 @@ pub struct Args {
     #[arg(long, requires = "collector")]
     repo: Option<String>,
     /// Head runs at most. With the bench command after `--`, the benchmarks a head run leaves
-    /// `inconclusive` run again in this checkout (only they), and those it calls `regressed`
-    /// until three head runs confirm them; the head's runs are pooled and the comparison
-    /// decided again, each look spending its share of the error rates
-    /// [default: 5 with a bench command, else 1].
+    /// `inconclusive` run again in this checkout (only they), the head's runs are pooled and
+    /// the comparison decided again, each look spending its share of the error rates
+    /// [default: 3 with a bench command, else 1].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=20))]
     max_runs: Option<u32>,
     /// Benchmarking time the re-runs may take in all (e.g. 10m); once spent, the benchmarks

@@ -11,7 +11,7 @@
 //!   more rounds on average than 3 fixed ones;
 //! - a stored baseline with 10+ runs of history on an idle machine decides at least 90% of
 //!   identical comparisons (both metrics together), also beside one to three other benchmarks
-//!   that really changed in the same run; with the head re-run to 5 head runs, 97% of them,
+//!   that really changed in the same run; with the head re-run to 3 head runs, 97% of them,
 //!   and 90% of slowdowns of 1.5 times the limit `regressed`, latency and throughput alike;
 //! - same-job A/B with 3 rounds on an idle machine: at least 90% of identical-code comparisons
 //!   are `pass`, and at least 90% of slowdowns of 1.5 times the limit are `regressed` among
@@ -48,11 +48,8 @@ const SHORT_HISTORIES: [usize; 2] = [benchgate_gate::noise::MIN_SHORT_HISTORY, 8
 /// samples, is left out: in the plain run's favour.
 const PLAIN_RUN_IN_ROUND_RUNS: usize = 8;
 /// The most head runs a stored baseline's re-runs take (`benchgate gate`'s default
-/// `--max-runs` in the Action's `pr` mode, `head_reruns::DEFAULT_MAX_RUNS`).
-const HEAD_RUNS: usize = 5;
-/// Head runs the changes recordings hold for each head: their re-runs are judged with
-/// `HEAD_RUNS` planned and stop at these, as a budget spent at the third would stop them.
-const RECORDED_CHANGE_HEAD_RUNS: usize = 3;
+/// `--max-runs` in the Action's `pr` mode).
+const HEAD_RUNS: usize = 3;
 const LATENCY_LIMIT: f64 = 0.15;
 /// Identical code `regressed`, at most (the target).
 const IDENTICAL_REGRESSED_BOUND: f64 = 0.01;
@@ -384,21 +381,20 @@ fn tally_comparison(
 }
 
 /// A stored baseline with head re-runs as `benchgate gate -- <bench command>` runs them
-/// ([`HeadReruns`], `HEAD_RUNS` planned): a look after the first head run, then after each
-/// re-run of only the benchmarks still undecided, to `heads.len()` head runs. Re-run k of a
-/// benchmark is always the k-th recorded head run, one not used before. Returns each
-/// benchmark's outcome.
+/// ([`HeadReruns`]): a look after the first head run, then after each re-run of only the
+/// benchmarks still undecided, to `heads.len()` head runs. Re-run k of a benchmark is always
+/// the k-th recorded head run, one not used before. Returns each benchmark's outcome.
 fn with_reruns(
     policy: &Policy,
     base: &[Vec<Measurement>],
     heads: &[Vec<Measurement>],
     history: &HashMap<String, Vec<f64>>,
 ) -> Vec<Outcome> {
-    let mut reruns = HeadReruns::new(HEAD_RUNS);
+    let mut reruns = HeadReruns::new(heads.len());
     let mut runs: Vec<Vec<Measurement>> = vec![heads[0].clone()];
     loop {
         let look = reruns.look(base, &runs, history, policy, |_| true);
-        if look.open.is_empty() || runs.len() == heads.len() {
+        if look.open.is_empty() {
             return look
                 .decision
                 .benchmarks
@@ -964,7 +960,7 @@ fn measure_real_changes(table: &mut Table, policy: &Policy, state: &str) {
     );
     for k in 1..=CHANGED.len() {
         let heads = load_runs(state, &format!("k{k}-"));
-        assert_eq!(heads.len(), RECORDED_CHANGE_HEAD_RUNS, "{state}: k = {k}");
+        assert_eq!(heads.len(), HEAD_RUNS, "{state}: k = {k}");
         let changed = &CHANGED[..k];
         let plural = if k == 1 { "" } else { "s" };
         for i in HISTORY..history.len() {
@@ -1020,7 +1016,7 @@ fn measure_real_changes(table: &mut Table, policy: &Policy, state: &str) {
                 table,
                 policy,
                 &format!(
-                    "stored baseline + history, {k} real change{plural} (recorded), re-runs (to {RECORDED_CHANGE_HEAD_RUNS} recorded head runs of {HEAD_RUNS}), {state}"
+                    "stored baseline + history, {k} real change{plural} (recorded), re-runs (to {HEAD_RUNS} head runs), {state}"
                 ),
                 std::slice::from_ref(base),
                 &heads,

@@ -922,7 +922,7 @@ fn a_requested_run_through_the_action_gates_the_pinned_head() {
 /// benchmark's fastest sample by 10–40% from run to run (three runnable threads on two cores),
 /// so its bands reach ±60–97%: no unchanged benchmark may read `regressed` (one left undecided
 /// says it is too noisy to gate), neither seal may `pass` (both read 1.3–4x slower), and
-/// whatever stays undecided was run again, up to five head runs
+/// whatever stays undecided was run again, up to three head runs
 /// (docs/accuracy.md, "Not reliable even alone": wall time alone under the hogs did not decide
 /// a 2x change).
 #[test]
@@ -1033,7 +1033,7 @@ fn a_change_to_a_shared_function_fails_both_its_benchmarks_and_passes_the_others
 
     // Wall time: no false alarm beside the change (an unchanged benchmark left undecided says
     // it is too noisy to gate), the changed read 1.3-4x and never pass, and what stayed
-    // undecided had its five head runs.
+    // undecided had its three head runs.
     let (sealed, others): (Vec<&Value>, Vec<&Value>) = timed
         .iter()
         .partition(|b| b["id"].as_str().unwrap().starts_with("aead/seal/"));
@@ -1060,11 +1060,11 @@ fn a_change_to_a_shared_function_fails_both_its_benchmarks_and_passes_the_others
     eprintln!("the pull request's gate:\n{gate}");
     for b in &timed {
         if b["verdict"] == "inconclusive" {
-            assert_eq!(b["rounds"], 5, "undecided after every head run: {b:#}");
+            assert_eq!(b["rounds"], 3, "undecided after every head run: {b:#}");
         }
     }
     let reran = timed.iter().any(|b| b["rounds"].as_u64().unwrap() > 1);
-    assert_eq!(gate.contains("head run 2/5:"), reran, "{gate}");
+    assert_eq!(gate.contains("head run 2/3:"), reran, "{gate}");
 
     // The check fails, and the comment says which counts did it.
     let data = world.github.data();

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use benchgate_core::Measurement;
 
 use super::{Input, Mode, NoiseSource, evaluate_with};
-use crate::noise::{GUARDED_RUNS, is_short_history};
+use crate::noise::is_short_history;
 use crate::policy::Policy;
 use crate::sequential::Plan;
 use crate::verdict::{BenchmarkResult, Decision, Verdict, overall};
@@ -125,11 +125,7 @@ impl HeadReruns {
             }
             // An uncalibrated benchmark never passes, however many head runs it gets (its
             // assumed noise is its floor): only history's can be decided by another run.
-            // A claim is confirmed by the runs up to `GUARDED_RUNS` (a median one jumped run
-            // cannot make); an undecided benchmark runs on to the plan's last look, where the
-            // best of more head runs can still claim what interference hid (a busy machine).
-            let confirming = b.verdict == Verdict::Regressed && runs < GUARDED_RUNS;
-            let again = (b.verdict == Verdict::Inconclusive || confirming)
+            let again = matches!(b.verdict, Verdict::Inconclusive | Verdict::Regressed)
                 && b.noise_source == Some(NoiseSource::History)
                 && b.ratio.is_some()
                 && b.rounds == runs
