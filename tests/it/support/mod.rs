@@ -195,7 +195,7 @@ pub fn sample_workloads_crate(dir: &Path) {
 /// gate's head re-runs) takes it alone ([`alone_on_the_machine`]), so that what disturbs its
 /// rounds is the load the suite runs under (two busy loops, say), not a test beside it that
 /// spins CPU hogs of its own, builds a crate, computes for minutes, renders the site in
-/// Chromium or runs the service (and PostgreSQL) under load: those take it shared
+/// Chromium, or runs the service or a PostgreSQL store: those take it shared
 /// ([`loading_the_machine`]) and run beside each other and beside light tests only. In the
 /// full runs under two busy loops of 2026-11-29 and 2026-12-01, a plain run's budget of `ab`
 /// rounds read a 30% slowdown 0.76 to 2.30 times from round to round and left it
