@@ -39,15 +39,16 @@ const HISTORIES: [&str; 3] = [
     "antiguru__flatcontainer",
 ];
 /// The histories whose charts are labelled by eye: [`HISTORIES`], hyper's two suites (whole
-/// nanoseconds per iteration, 440 runs) and rivet's (series at 94 ns that read only a handful
-/// of values).
-const LABELLED: [&str; 6] = [
+/// nanoseconds per iteration, 440 runs), rivet's (series at 94 ns that read only a handful
+/// of values) and rhai's (49 series of whole nanoseconds, 265 runs, in this crate's fixtures).
+const LABELLED: [&str; 7] = [
     "rune-rs__rune",
     "Serial-ATA__lofty-rs",
     "antiguru__flatcontainer",
     "hyperium__hyper:end_to_end",
     "hyperium__hyper:pipeline",
     "pulseengine__rivet",
+    "schungx__rhai",
 ];
 const STEPS: [f64; 4] = [0.05, 0.10, 0.15, 0.25];
 const TRIALS: usize = 10;
@@ -63,9 +64,19 @@ fn table(corpus: &Path, name: &str) -> (Rows, Vec<Column>) {
     table_of(corpus, name, 20)
 }
 
-/// A history's data file: `dev/bench/data.js`, else `data.json` (git-bench writes that).
+/// A history's data file: `dev/bench/data.js`, else `data.json` (git-bench writes that), in
+/// this crate's `tests/fixtures/histories` (histories fetched for labelling, trimmed; see its
+/// SOURCES.md) or else in the corpus.
 fn data_file(corpus: &Path, name: &str) -> PathBuf {
-    let dir = corpus.join(name).join("dev/bench");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/histories")
+        .join(name);
+    let dir = if fixture.is_dir() {
+        fixture
+    } else {
+        corpus.join(name)
+    }
+    .join("dev/bench");
     let js = dir.join("data.js");
     if js.is_file() {
         js
@@ -445,7 +456,7 @@ fn precision_by_eye_on_labelled_charts() {
         all[0]
     );
     // Each history on its own, not below where it is today (docs/changepoints.md: the target
-    // is 90% on each, and hyper, rivet and rune fall short of it).
+    // is 90% on each, and hyper, rivet, rune and rhai fall short of it).
     for (history, floor) in PRECISION_TODAY {
         let counts = tally[history];
         let precision = share(counts[1], counts[0]);
@@ -454,20 +465,21 @@ fn precision_by_eye_on_labelled_charts() {
             "{history}: {precision:.1}% by eye, below {floor}%"
         );
     }
-    // Pooled, not below today's 82.8%: 85.4% before batch 6 added 40 of hyper's change points
-    // (27 with a step).
+    // Pooled, not below today's 80.3%: 82.8% before batch 7 added 40 of rhai's change points
+    // (23 with a step), 85.4% before batch 6 added 40 of hyper's (27 with a step).
     let pooled = share(all[1], all[0]);
-    assert!(pooled >= 82.5, "{pooled:.1}% by eye");
+    assert!(pooled >= 80.0, "{pooled:.1}% by eye");
 }
 
 /// Each history's precision by eye today, rounded down: a change to the detector that makes
 /// one of them worse fails [`precision_by_eye_on_labelled_charts`].
-const PRECISION_TODAY: [(&str, f64); 5] = [
-    ("rune-rs__rune", 89.0),
+const PRECISION_TODAY: [(&str, f64); 6] = [
+    ("rune-rs__rune", 88.5),
     ("Serial-ATA__lofty-rs", 94.0),
     ("antiguru__flatcontainer", 90.0),
-    ("hyperium__hyper:end_to_end", 68.0),
-    ("pulseengine__rivet", 75.0),
+    ("hyperium__hyper:end_to_end", 69.0),
+    ("pulseengine__rivet", 83.0),
+    ("schungx__rhai", 57.0),
 ];
 
 /// One series of the histories as the site searches it.

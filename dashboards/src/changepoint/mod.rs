@@ -20,6 +20,11 @@ use benchgate_gate::stats::{median, normal_cdf, normal_quantile, successive_diff
 /// Below this many points after a split, every one of them must sit on the new side.
 const FEW_AFTER: usize = 5;
 
+/// The fewest points a series has before a change point it reports. Three or four runs are not
+/// a level a reader of the chart can tell from a new benchmark settling in (docs/changepoints.md:
+/// "Five runs before a change point").
+const FIRST_AT: usize = 5;
+
 /// The detector's settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Config {
@@ -190,7 +195,10 @@ fn detect_with(values: &[f64], config: &Config, early: bool) -> Vec<ChangePoint>
             None => break,
         }
     }
+    // A cut in the first runs still parts them from the rest (so the level after is judged
+    // without them) but is not reported.
     cuts.iter()
+        .filter(|&&t| t >= FIRST_AT)
         .map(|&t| {
             let mut point = strongest(&x, &cuts, t, sigma, &measuring)
                 .map(|(_, p, _)| p)
@@ -503,6 +511,21 @@ mod tests {
             let exhaustive = detect_with(&series, &config, false);
             assert_eq!(found, exhaustive, "seed {seed}");
         }
+    }
+
+    #[test]
+    fn a_series_has_five_runs_before_its_first_change_point() {
+        // A new benchmark's first runs settling in: three runs 30% slow, then its level.
+        let mut seed = 7;
+        let mut settling = gaussian(3, 1300.0, 0.01, &mut seed);
+        settling.extend(gaussian(37, 1000.0, 0.01, &mut seed));
+        let config = Config::default();
+        assert_eq!(detect(&settling, &config), vec![]);
+        // The same step after five runs at the old level is one.
+        let mut stepped = gaussian(5, 1300.0, 0.01, &mut seed);
+        stepped.extend(gaussian(35, 1000.0, 0.01, &mut seed));
+        let found: Vec<usize> = detect(&stepped, &config).iter().map(|p| p.index).collect();
+        assert_eq!(found, vec![5]);
     }
 
     /// `n` runs of `level` with normal noise of `sigma` (relative), from `seed` (Box–Muller).
