@@ -7,7 +7,9 @@ use super::model::{Model, Noise};
 use super::{
     Candidate, FIXED_AB_PASS_SHARE, Input, RoundChange, holm, holm_levels, kept_of_rounds,
 };
-use crate::noise::{Assessed, NoiseSource, history_variance, pair_variance_share, robust_spread};
+use crate::noise::{
+    Assessed, BEST_OF_THREE_GAP, NoiseSource, history_variance, pair_variance_share, robust_spread,
+};
 use crate::policy::Policy;
 use crate::sequential::{self, FUTILITY_POWER, Plan, Side};
 use crate::stats::{t_cdf, t_quantile};
@@ -143,9 +145,26 @@ impl Judge<'_, '_> {
                 .max(log_limit)
                 .exp()
         };
-        let detectable = detectable_at(looks);
+        // Where `regressed` rests on the best head run's claim (`noise::choose_claim`), the
+        // smallest change it would call so at this look is that claim's: its bound, plus the
+        // gap the best of the head runs reads below their median when nothing interfered.
+        // It exists only at this look's head runs, so later looks keep the median's.
+        let best_claim = |rounds: usize| {
+            let fastest = a.fastest.filter(|_| pooled && rounds == looks)?;
+            let level = policy.false_alarm_rate * self.plan.share(rounds) / self.compared;
+            Some(
+                (fastest.margin_at(level) + BEST_OF_THREE_GAP * fastest.se)
+                    .max(log_limit)
+                    .exp(),
+            )
+        };
+        let mut detectable_of = |rounds: usize| {
+            let median = detectable_at(rounds);
+            best_claim(rounds).map_or(median, |best| best.min(median))
+        };
+        let detectable = detectable_of(looks);
         let last = self.plan.max_rounds().unwrap_or(looks).max(looks);
-        let detectable_last = detectable_at(last);
+        let detectable_last = detectable_of(last);
         let too_noisy = (detectable_last > log_limit.exp() * (1.0 + 1e-9)).then_some(TooNoisy {
             rounds: last,
             detectable: detectable_last,
