@@ -203,6 +203,13 @@ impl FastestHead {
             f64::INFINITY
         }
     }
+
+    /// The smallest change (a log ratio) this claim calls `regressed` at `level`: its margin,
+    /// plus the gap by which the best of the head runs reads below their median when nothing
+    /// interfered ([`BEST_OF_THREE_GAP`]).
+    pub fn needs_at(&self, level: f64) -> f64 {
+        self.margin_at(level) + BEST_OF_THREE_GAP * self.se
+    }
 }
 
 /// The expected gap between the median and the fastest of three clean head runs, in clean
@@ -222,7 +229,7 @@ pub fn choose_claim(assessed: &mut Assessed, level: f64) {
         return;
     };
     let median_needs = crate::stats::t_quantile(1.0 - level, assessed.claim_df) * assessed.se;
-    let best_needs = fastest.margin_at(level) + BEST_OF_THREE_GAP * fastest.se;
+    let best_needs = fastest.needs_at(level);
     if best_needs < median_needs {
         assessed.p_slower = fastest.p_slower;
     } else {

@@ -7,9 +7,7 @@ use super::model::{Model, Noise};
 use super::{
     Candidate, FIXED_AB_PASS_SHARE, Input, RoundChange, holm, holm_levels, kept_of_rounds,
 };
-use crate::noise::{
-    Assessed, BEST_OF_THREE_GAP, NoiseSource, history_variance, pair_variance_share, robust_spread,
-};
+use crate::noise::{Assessed, NoiseSource, history_variance, pair_variance_share, robust_spread};
 use crate::policy::Policy;
 use crate::sequential::{self, FUTILITY_POWER, Plan, Side};
 use crate::stats::{t_cdf, t_quantile};
@@ -127,6 +125,9 @@ impl Judge<'_, '_> {
             .get(candidate.id)
             .filter(|_| k.source == NoiseSource::History);
         let base = candidate.base_runs;
+        // The level of Holm's first step at a look of `rounds`.
+        let level_at =
+            |rounds: usize| policy.false_alarm_rate * self.plan.share(rounds) / self.compared;
         let mut detectable_at = |rounds: usize| {
             let variance = if pooled {
                 let at = |runs: usize| {
@@ -139,28 +140,19 @@ impl Judge<'_, '_> {
                 k.round_variance / rounds as f64
             };
             let se = variance.sqrt();
-            let confidence =
-                1.0 - policy.false_alarm_rate * self.plan.share(rounds) / self.compared;
-            (quantiles.t(confidence, k.claim_df) * se)
+            (quantiles.t(1.0 - level_at(rounds), k.claim_df) * se)
                 .max(log_limit)
                 .exp()
         };
-        // Where `regressed` rests on the best head run's claim (`noise::choose_claim`), the
-        // smallest change it would call so at this look is that claim's: its bound, plus the
-        // gap the best of the head runs reads below their median when nothing interfered.
-        // It exists only at this look's head runs, so later looks keep the median's.
-        let best_claim = |rounds: usize| {
-            let fastest = a.fastest.filter(|_| pooled && rounds == looks)?;
-            let level = policy.false_alarm_rate * self.plan.share(rounds) / self.compared;
-            Some(
-                (fastest.margin_at(level) + BEST_OF_THREE_GAP * fastest.se)
-                    .max(log_limit)
-                    .exp(),
-            )
-        };
-        let mut detectable_of = |rounds: usize| {
-            let median = detectable_at(rounds);
-            best_claim(rounds).map_or(median, |best| best.min(median))
+        // Where `regressed` rests on the best head run's claim (chosen by
+        // `noise::choose_claim`, which drops it otherwise), the smallest change it would call
+        // so is that claim's. It exists only at this look's head runs, so later looks keep the
+        // median's.
+        let mut detectable_of = |rounds: usize| match a.fastest {
+            Some(fastest) if pooled && rounds == looks => {
+                fastest.needs_at(level_at(rounds)).max(log_limit).exp()
+            }
+            _ => detectable_at(rounds),
         };
         let detectable = detectable_of(looks);
         let last = self.plan.max_rounds().unwrap_or(looks).max(looks);
