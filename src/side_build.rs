@@ -541,22 +541,107 @@ impl std::fmt::Display for CommandFailed {
             "{}: `{}` failed with {}",
             self.what, self.command, self.status
         )?;
-        if let Some(last) = self.stderr_tail.iter().rev().find(|l| !l.trim().is_empty()) {
-            write!(f, ": {}", last.trim())?;
+        if let Some(reason) = failure_reason(&self.stderr_tail) {
+            write!(f, ": {reason}")?;
         }
         Ok(())
     }
 }
 
+/// Why a command stopped, from its last lines of standard error: a Rust panic's location and
+/// message where it panicked (with `RUST_BACKTRACE` set, as CI often has it, a backtrace and a
+/// note follow the message), else its last line that is not part of a backtrace.
+pub fn failure_reason(tail: &[String]) -> Option<String> {
+    if let Some(i) = tail.iter().rposition(|l| l.contains(PANICKED_AT)) {
+        let line = tail[i].trim();
+        let at = line.find(PANICKED_AT).map_or(line, |start| &line[start..]);
+        // Rust 1.73 and later: `thread 'main' panicked at src/file.rs:1:2:`, the message on the
+        // lines after it; before, `panicked at 'message', src/file.rs:1:2`.
+        let message = tail.get(i + 1).map(|l| l.trim()).filter(|l| !l.is_empty());
+        return Some(match message {
+            Some(message) if at.ends_with(':') => format!("{at} {message}"),
+            _ => at.to_owned(),
+        });
+    }
+    tail.iter()
+        .rev()
+        .map(|l| l.trim())
+        .find(|l| !l.is_empty() && !is_backtrace_line(l))
+        .map(str::to_owned)
+}
+
+const PANICKED_AT: &str = "panicked at";
+
+/// A line of a Rust backtrace or its notes: `stack backtrace:`, a frame (`  3: main`, `at
+/// src/main.rs:2:5`), `note: run with RUST_BACKTRACE=1 ...`.
+fn is_backtrace_line(line: &str) -> bool {
+    let frame = line
+        .split_once(": ")
+        .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    line == "stack backtrace:"
+        || frame
+        || line.starts_with("at ")
+        || (line.starts_with("note: ") && line.contains("RUST_BACKTRACE"))
+}
+
 impl std::error::Error for CommandFailed {}
 
+/// A command's last `n` lines of standard error, with a panic's first two lines kept in place of
+/// the oldest where a long backtrace pushed them out ([`failure_reason`] reads them).
 fn last_lines(bytes: &[u8], n: usize) -> Vec<String> {
     let text = String::from_utf8_lossy(bytes);
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(n)..]
-        .iter()
-        .map(|l| (*l).to_owned())
-        .collect()
+    let mut tail = Tail::new(n);
+    for line in text.lines() {
+        tail.push(line.trim_end().to_owned());
+    }
+    tail.lines()
+}
+
+/// The last lines of a stream, and the first two lines of its last panic.
+struct Tail {
+    n: usize,
+    lines: std::collections::VecDeque<String>,
+    panic: Vec<String>,
+    /// How many of the last panic's lines are still to come into `panic`.
+    panic_to_come: usize,
+}
+
+impl Tail {
+    fn new(n: usize) -> Self {
+        Self {
+            n,
+            lines: std::collections::VecDeque::with_capacity(n),
+            panic: Vec::new(),
+            panic_to_come: 0,
+        }
+    }
+
+    fn push(&mut self, line: String) {
+        if line.contains(PANICKED_AT) {
+            self.panic.clear();
+            self.panic_to_come = 2;
+        }
+        if self.panic_to_come > 0 {
+            self.panic.push(line.clone());
+            self.panic_to_come -= 1;
+        }
+        if self.lines.len() == self.n {
+            self.lines.pop_front();
+        }
+        self.lines.push_back(line);
+    }
+
+    fn lines(self) -> Vec<String> {
+        let mut lines: Vec<String> = self.lines.into();
+        let kept = self.panic.first().is_some_and(|p| lines.contains(p));
+        if !kept && !self.panic.is_empty() {
+            let room = self.n.saturating_sub(self.panic.len());
+            let mut out = self.panic;
+            out.extend(lines.split_off(lines.len().saturating_sub(room)));
+            lines = out;
+        }
+        lines
+    }
 }
 
 /// Runs `command` with its standard output on ours (standard error: the report owns stdout)
@@ -569,7 +654,7 @@ pub fn run_teeing_stderr(
         .stdout(std::io::stderr())
         .stderr(Stdio::piped())
         .spawn()?;
-    let mut tail = std::collections::VecDeque::with_capacity(STDERR_TAIL);
+    let mut tail = Tail::new(STDERR_TAIL);
     if let Some(stderr) = child.stderr.take() {
         let mut reader = BufReader::new(stderr);
         let mut line = Vec::new();
@@ -583,14 +668,11 @@ pub fn run_teeing_stderr(
                 let mut ours = std::io::stderr().lock();
                 let _ = ours.write_all(&line);
             }
-            if tail.len() == STDERR_TAIL {
-                tail.pop_front();
-            }
-            tail.push_back(String::from_utf8_lossy(&line).trim_end().to_owned());
+            tail.push(String::from_utf8_lossy(&line).trim_end().to_owned());
         }
     }
     let status = child.wait()?;
-    Ok((status, tail.into_iter().collect()))
+    Ok((status, tail.lines()))
 }
 
 /// Rust source with comments removed and whitespace outside literals dropped: two files with
@@ -690,6 +772,54 @@ pub fn code_only(source: &str) -> String {
 #[allow(clippy::unwrap_used)] // tests fail loudly
 mod tests {
     use super::*;
+
+    /// What a bench that panics prints to standard error with `RUST_BACKTRACE=1` (Rust 1.95),
+    /// its backtrace `frames` deep.
+    fn panic_stderr(frames: usize) -> String {
+        let mut text = String::from(
+            "Gnuplot not found, using plotters backend\n\n\
+             thread 'main' (32199) panicked at benches/word_bounds.rs:30:72:\n\
+             called `Result::unwrap()` on an `Err` value: Os { code: 2, kind: NotFound, message: \"No such file or directory\" }\n\
+             stack backtrace:\n",
+        );
+        for i in 0..frames {
+            text.push_str(&format!("   {i}: core::result::unwrap_failed\n"));
+        }
+        text.push_str("note: Some details are omitted, run with `RUST_BACKTRACE=full` for a verbose backtrace.\n");
+        text
+    }
+
+    #[test]
+    fn a_panic_is_the_reason_a_command_failed_even_under_a_backtrace() {
+        let reason = "panicked at benches/word_bounds.rs:30:72: called `Result::unwrap()` on an `Err` value: Os { code: 2, kind: NotFound, message: \"No such file or directory\" }";
+        for frames in [3, STDERR_TAIL, 3 * STDERR_TAIL] {
+            let tail = last_lines(panic_stderr(frames).as_bytes(), STDERR_TAIL);
+            assert!(tail.len() <= STDERR_TAIL, "{tail:?}");
+            assert_eq!(failure_reason(&tail).as_deref(), Some(reason), "{tail:?}");
+            // The newest lines are kept after it.
+            assert!(
+                tail.last().unwrap().starts_with("note: Some details"),
+                "{tail:?}"
+            );
+        }
+        // Before Rust 1.73 the message was on the panic's line.
+        let old = ["thread 'main' panicked at 'no input', benches/a.rs:3:9".to_owned()];
+        assert_eq!(
+            failure_reason(&old).as_deref(),
+            Some("panicked at 'no input', benches/a.rs:3:9")
+        );
+        // Without a panic: the last line that is not a backtrace's.
+        let refused = [
+            "error: unexpected argument '--nope' found".to_owned(),
+            "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace"
+                .to_owned(),
+            "".to_owned(),
+        ];
+        assert_eq!(
+            failure_reason(&refused).as_deref(),
+            Some("error: unexpected argument '--nope' found")
+        );
+    }
 
     #[test]
     fn comments_and_layout_are_not_code() {

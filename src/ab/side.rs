@@ -29,6 +29,50 @@ pub(crate) fn git(args: &[&str]) -> anyhow::Result<String> {
     Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
 }
 
+/// How many of the files a side's checkout lacks [`uncommitted_hint`] names.
+const NAMED_UNCOMMITTED: usize = 3;
+
+/// Where a side's bench command failed (a [`crate::side_build::CommandFailed`] in `error`'s
+/// chain): a hint that the sides run in checkouts of their commits, which lack the files of
+/// the working tree git does not track (untracked or ignored; cargo's target directories,
+/// benchgate's store and the directories under `ours` left out), naming a few. A bench that reads a data file the repository
+/// ignores finds it missing there and panics (unicode-segmentation's benches read
+/// `benches/texts/*.txt`; its `.gitignore` has `*.txt`). `None` when nothing is untracked
+/// here, or the failure was not a command's.
+pub(crate) fn uncommitted_hint(error: &anyhow::Error, ours: &[&Path]) -> Option<String> {
+    error
+        .chain()
+        .any(|e| e.is::<crate::side_build::CommandFailed>())
+        .then_some(())?;
+    // Paths relative to the current directory, and only under it: where the command runs.
+    let listed = git(&[
+        "ls-files",
+        "--others",
+        "--directory",
+        "--no-empty-directory",
+    ])
+    .ok()?;
+    let files: Vec<&str> = listed
+        .lines()
+        .filter(|path| {
+            let path = Path::new(path.trim_end_matches('/'));
+            let holds_ours = std::path::absolute(path)
+                .is_ok_and(|path| ours.iter().any(|dir| dir.starts_with(&path)));
+            !holds_ours && !path.join("CACHEDIR.TAG").is_file() && !path.starts_with(".benchgate")
+        })
+        .collect();
+    if files.is_empty() {
+        return None;
+    }
+    let mut named = files[..files.len().min(NAMED_UNCOMMITTED)].join(", ");
+    if files.len() > NAMED_UNCOMMITTED {
+        named.push_str(&format!(" and {} more", files.len() - NAMED_UNCOMMITTED));
+    }
+    Some(format!(
+        "each side ran in a checkout of its commit, which holds only committed files; here git tracks none of {named}: if the benchmarks read any of them, commit them (`git add -f` for an ignored one)"
+    ))
+}
+
 /// A detached worktree, removed again when dropped.
 pub(crate) struct Worktree {
     /// Its top.

@@ -170,7 +170,8 @@ async fn ab(args: &Options<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
         notes,
         not_measured,
         benchmarks,
-    } = prepare(args, &mut sides, bench.as_ref(), &scratch, &target_dir)?;
+    } = prepare(args, &mut sides, bench.as_ref(), &scratch, &target_dir)
+        .inspect_err(|e| print_uncommitted_hint(e, &[&scratch, &target_dir]))?;
     let build_seconds = building.elapsed().as_secs_f64();
 
     let [base, head] = [&sides[0], &sides[1]];
@@ -262,7 +263,7 @@ async fn ab(args: &Options<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
     };
     let result = run_rounds(&setting, None).await;
     store.close().await;
-    let ran = result?;
+    let ran = result.inspect_err(|e| print_uncommitted_hint(e, &[&scratch, &target_dir]))?;
     let decision = ran.decide(&policy, args.rounds.plan());
     context.incomplete = ran.incomplete.clone();
     context.notes.extend(ran.notes.iter().cloned());
@@ -289,6 +290,14 @@ async fn ab(args: &Options<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
         return Ok(2);
     }
     Ok(code)
+}
+
+/// Before the error a side's bench command ended `ab` with: the files its checkout lacks
+/// (`ours`: the directories `ab` made, left out).
+fn print_uncommitted_hint(error: &anyhow::Error, ours: &[&Path]) {
+    if let Some(hint) = crate::ab::side::uncommitted_hint(error, ours) {
+        eprintln!("benchgate: {hint}");
+    }
 }
 
 /// What preparing the sides found: notes for the report, and with nothing to measure (the

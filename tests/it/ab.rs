@@ -202,6 +202,17 @@ fn a_head_that_does_more_work_in_the_benchmarked_crate_is_regressed() {
 /// `benchgate ab main~1 main` with the user's own `cargo bench` command, `target` the shared
 /// cargo target directory.
 fn ab_with(repo: &Path, target: &Path, extra: &[&str], command: &[&str]) -> Output {
+    ab_with_env(repo, target, extra, command, &[])
+}
+
+/// [`ab_with`] with `env` set.
+fn ab_with_env(
+    repo: &Path,
+    target: &Path,
+    extra: &[&str],
+    command: &[&str],
+    env: &[(&str, &str)],
+) -> Output {
     let mut args = vec![
         "ab",
         "--base-ref",
@@ -218,7 +229,7 @@ fn ab_with(repo: &Path, target: &Path, extra: &[&str], command: &[&str]) -> Outp
     args.extend(extra);
     args.push("--");
     args.extend(command);
-    benchgate(repo, &args)
+    benchgate_with_env(repo, &args, env)
 }
 
 fn stored_runs(repo: &Path) -> Vec<Value> {
@@ -312,6 +323,11 @@ fn a_user_filter_is_replaced_when_rounds_narrow_on_criterion_0_8() {
     );
 }
 
+/// The tally tests' cargo target directory (Criterion 0.4 compiled once for them).
+fn tally_target() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("ab-tally-target")
+}
+
 /// A git repository holding the tally crate (Criterion 0.4) at `main~1` after `edit_base`, and
 /// at `main` with 13 passes instead of 10: `small/sum` does 30% more work.
 fn tally_repository(edit_base: impl FnOnce(&Path)) -> tempfile::TempDir {
@@ -345,7 +361,7 @@ fn a_user_filter_is_replaced_when_rounds_narrow_on_criterion_0_4() {
     // Its own target directory, but the same turns: a release build of Criterion beside
     // another test's rounds is the kind of neighbour that moves a benchmark by tens of percent.
     let _turn = timing_turn();
-    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ab-tally-target");
+    let target = tally_target();
     let repo = tally_repository(|_| {});
     let output = ab_with(
         repo.path(),
@@ -355,6 +371,50 @@ fn a_user_filter_is_replaced_when_rounds_narrow_on_criterion_0_4() {
     );
     let err = assert_tally_sum_caught(&output, 3);
     assert!(err.contains("round 3/8, "), "{err}");
+}
+
+#[test]
+fn a_bench_that_reads_an_ignored_file_names_the_panic_and_the_file_its_checkout_lacks() {
+    // As unicode-segmentation's benches read `benches/texts/*.txt` beside a `.gitignore` of
+    // `*.txt`: the file is in the working tree, never in a commit.
+    let repo = tally_repository(|tree| {
+        edit(
+            tree,
+            "benches/tally.rs",
+            "fn benches(c: &mut Criterion) {",
+            "fn benches(c: &mut Criterion) {\n    let _input = std::fs::read_to_string(\"benches/input.txt\").unwrap();",
+        );
+        std::fs::write(tree.join(".gitignore"), "*.txt\n").unwrap();
+        std::fs::write(tree.join("benches/input.txt"), "2000\n").unwrap();
+    });
+    assert!(!git(repo.path(), &["ls-files"]).contains("input.txt"));
+    let _turn = timing_turn();
+    let target = tally_target();
+    // CI often sets RUST_BACKTRACE: the backtrace then ends the bench's standard error.
+    let output = ab_with_env(
+        repo.path(),
+        &target,
+        &[],
+        &["cargo", "bench", "--locked", "--", "--noplot"],
+        &[("RUST_BACKTRACE", "1")],
+    );
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    let last = err.lines().last().unwrap();
+    assert!(
+        last.starts_with("benchgate: error: checking the bench command before the first round")
+            && last.contains("listing the benchmarks of tally/tally")
+            && last.ends_with(
+                "panicked at benches/tally.rs:10:63: called `Result::unwrap()` on an `Err` value: Os { code: 2, kind: NotFound, message: \"No such file or directory\" }"
+            ),
+        "{err}"
+    );
+    let hint = err.lines().rev().nth(1).unwrap();
+    assert_eq!(
+        hint,
+        "benchgate: each side ran in a checkout of its commit, which holds only committed files; here git tracks none of benches/input.txt: if the benchmarks read any of them, commit them (`git add -f` for an ignored one)",
+        "{err}"
+    );
 }
 
 /// The tally job's verdicts: `ab` failed, `small/sum` (30% more work) `regressed` after
@@ -461,7 +521,7 @@ fn time_plain_bench(repo: &Path, target: &Path, command: &[&str]) -> f64 {
 #[test]
 fn a_plain_cargo_bench_is_planned_to_one_plain_run_and_still_catches_30_percent() {
     let _turn = timing_turn();
-    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ab-tally-target");
+    let target = tally_target();
     // Criterion's defaults: 3 s warm-up, 5 s measurement, 100 samples a benchmark.
     let repo = tally_repository(|repo| {
         edit(

@@ -40,8 +40,14 @@ pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
 }
 
 pub fn benchgate(dir: &Path, args: &[&str]) -> Output {
+    benchgate_with_env(dir, args, &[])
+}
+
+/// [`benchgate`] with `env` set.
+pub fn benchgate_with_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_benchgate"))
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(dir)
         .env_remove("GITHUB_REPOSITORY")
         .env_remove("GITHUB_HEAD_REF")
