@@ -230,6 +230,54 @@ fn terminal_colour_only_when_asked() {
 }
 
 /// Three rounds of six steady benchmarks: nothing changed.
+#[test]
+fn a_benchmark_whose_rounds_disagree_wildly_reads_in_factors_not_rows_of_digits() {
+    // Two rounds, as unicode-segmentation's `word_bounds/grapheme/hindi` had on a loaded
+    // machine (base 759 µs and 758 µs, head 320 µs and 1.2 ms; then wider still): with one degree of freedom the
+    // bound and the detectable change were 10^70 times the value.
+    let side = |ns: [f64; 2]| -> Vec<Vec<_>> {
+        ns.iter()
+            .map(|&wild| {
+                let mut round: Vec<_> = (0..5)
+                    .map(|i| {
+                        measurement(&format!("steady/{i}"), 1000.0 * (1 + i) as f64, 0.005, None)
+                    })
+                    .collect();
+                round.push(measurement("wild", wild, 0.005, None));
+                round
+            })
+            .collect()
+    };
+    for (head, bound) in [
+        ([320_000.0, 1_200_000.0], "≤ 154 times slower"),
+        ([120_000.0, 4_800_000.0], "none under 1000 times slower"),
+    ] {
+        let decision = decide_ab(&side([759_000.0, 758_000.0]), &side(head));
+        let (_, context) = ab_regression();
+        let markdown = render_markdown(&decision, &context, &Policy::default());
+        let rows: Vec<&str> = markdown.lines().filter(|l| l.starts_with("| `")).collect();
+        let row = rows
+            .iter()
+            .find(|l| l.starts_with("| `wild` |"))
+            .unwrap_or_else(|| panic!("{markdown}"));
+        let wild = decision.benchmarks.iter().find(|b| b.id == "wild").unwrap();
+        assert!(wild.detectable.unwrap() > 1000.0, "{wild:#?}");
+        assert!(
+            row.ends_with(&format!("| {bound} | over 1000 times slower | 2 |")),
+            "{row}"
+        );
+        // No row holds a figure of more than four digits before its point.
+        for row in &rows {
+            let digits = row
+                .split(|c: char| !c.is_ascii_digit())
+                .map(str::len)
+                .max()
+                .unwrap();
+            assert!(digits <= 4, "{row}");
+        }
+    }
+}
+
 fn ab_pass() -> (Decision, Context) {
     let wobble = [1.0, 1.012, 0.991];
     let rounds = |shift: usize| -> Vec<Vec<_>> {

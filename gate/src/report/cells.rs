@@ -32,7 +32,7 @@ pub(super) fn ratio_words(b: &BenchmarkResult, ratio: f64) -> String {
     } else {
         ratio - 1.0
     };
-    let size = format!("{:.1}%", change.abs() * 100.0);
+    let size = size_words(change.abs());
     if size == "0.0%" {
         return "no change".to_owned();
     }
@@ -44,6 +44,23 @@ pub(super) fn ratio_words(b: &BenchmarkResult, ratio: f64) -> String {
     };
     format!("{size} {word}")
 }
+
+/// How large a change is: a percentage, and from ten times the value on the factor (a bound or
+/// detectable change of a benchmark whose rounds disagree wildly can be 10^70 times: a row of
+/// digits says nothing a factor does not), past a thousand times no figure at all.
+fn size_words(size: f64) -> String {
+    let factor = 1.0 + size;
+    if factor >= LARGEST_FACTOR || factor.is_nan() {
+        format!("over {LARGEST_FACTOR:.0} times")
+    } else if factor >= 10.0 {
+        format!("{factor:.0} times")
+    } else {
+        format!("{:.1}%", size * 100.0)
+    }
+}
+
+/// The largest factor [`size_words`] gives a figure.
+const LARGEST_FACTOR: f64 = 1000.0;
 
 /// The change as people read it (see [`ratio_words`]); a custom metric says which way is worse.
 pub(super) fn change_text(b: &BenchmarkResult) -> String {
@@ -81,7 +98,11 @@ pub(super) fn bound_text(b: &BenchmarkResult) -> String {
         (None, Some(upper)) => {
             let words = ratio_words(b, upper);
             let at_most = upper >= 1.0 || words == "no change";
-            format!("{} {words}", if at_most { "≤" } else { "≥" })
+            match words.strip_prefix("over ") {
+                // "≤ over 1000 times slower" would read as a bound.
+                Some(past) if at_most => format!("none under {past}"),
+                _ => format!("{} {words}", if at_most { "≤" } else { "≥" }),
+            }
         }
         // ratio ≥ lower: at least that much worse, or at most that much better.
         (Some(lower), None) => {
