@@ -95,7 +95,9 @@ bench_store_and_gate() {
     if [ ${#collector_args[@]} -gt 0 ]; then
         run="$(benchgate upload "$run" "${collector_args[@]}")"
     fi
-    local reruns_args=(--max-runs "${INPUT_MAX_RUNS:-3}")
+    # An empty max-runs leaves gate's own default (DEFAULT_MAX_RUNS in src/head_reruns.rs).
+    local reruns_args=()
+    if [ -n "${INPUT_MAX_RUNS:-}" ]; then reruns_args+=(--max-runs "$INPUT_MAX_RUNS"); fi
     if [ -n "${INPUT_BUDGET:-}" ]; then reruns_args+=(--budget "$INPUT_BUDGET"); fi
     benchgate gate --head "$run" "${collector_args[@]}" "${config_args[@]}" "${warn_args[@]}" \
         "${publish_args[@]}" "${reruns_args[@]}" --out-json perf-summary.json \
