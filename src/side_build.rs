@@ -491,6 +491,22 @@ pub fn list(
     criterion_home: &Path,
     target_dir: &Path,
 ) -> anyhow::Result<Vec<String>> {
+    Ok(
+        list_each(executables, bench, only, criterion_home, target_dir)?
+            .into_iter()
+            .flatten()
+            .collect(),
+    )
+}
+
+/// [`list`], each executable's ids apart, in the executables' order.
+pub fn list_each(
+    executables: &[KeptExecutable],
+    bench: &CargoBench,
+    only: Option<&[String]>,
+    criterion_home: &Path,
+    target_dir: &Path,
+) -> anyhow::Result<Vec<Vec<String>>> {
     let args = bench.list_args(only);
     let mut ids = Vec::new();
     for executable in executables {
@@ -509,7 +525,7 @@ pub fn list(
             }
             .into());
         }
-        ids.extend(bench_command::listed_ids(&String::from_utf8_lossy(
+        ids.push(bench_command::listed_ids(&String::from_utf8_lossy(
             &output.stdout,
         )));
     }

@@ -24,6 +24,9 @@ pub struct Builds {
     /// Nothing but files that are not read at run time changed between the commits, and both
     /// sides select the same benchmarks.
     nothing_else_changed: bool,
+    /// Where only some executables are identical and nothing else changed: the ids of theirs
+    /// that both sides select alike. The rounds leave them out; they pass, not measured.
+    unmeasured: Vec<String>,
 }
 
 impl Builds {
@@ -37,8 +40,13 @@ impl Builds {
         } else if self.identical.is_empty() {
             None
         } else {
+            let unmeasured = match self.unmeasured.len() {
+                0 => String::new(),
+                1 => " Its 1 benchmark passes, not measured.".to_owned(),
+                n => format!(" Their {n} benchmarks pass, not measured."),
+            };
             Some(format!(
-                "Same executables for {}: the change does not touch what these benchmarks build.",
+                "Same executables for {}: the change does not touch what these benchmarks build.{unmeasured}",
                 self.identical
                     .iter()
                     .map(|t| format!("`{t}`"))
@@ -46,6 +54,12 @@ impl Builds {
                     .join(", ")
             ))
         }
+    }
+
+    /// The benchmarks the rounds leave out, which pass unmeasured (see [`Builds::unmeasured`]'s
+    /// field); empty where every executable is identical ([`Builds::skips_rounds`] says that).
+    pub fn unmeasured(&self) -> &[String] {
+        &self.unmeasured
     }
 
     /// Whether rounds would measure the same programs on the same inputs.
@@ -67,16 +81,23 @@ pub fn compare(
         .map(|(target, _)| target.clone())
         .collect();
     let all_identical = base_hashes == head_hashes;
-    if !all_identical || base.commit == head.commit {
+    if identical.is_empty() || base.commit == head.commit {
         return Ok(Builds {
             identical,
             all_identical,
             nothing_else_changed: all_identical && listed.same(),
+            unmeasured: Vec::new(),
         });
     }
     let sources: BTreeSet<&PathBuf> = base.sources.iter().chain(&head.sources).collect();
     let changed = changed_files(&base.commit, &head.commit)?;
-    let code_changed = code_changes(&base.commit, &head.commit, &changed, &sources);
+    // Only where every executable is identical can one side have missed its own build: where
+    // some differ, each side's own sources were compiled.
+    let code_changed = if all_identical {
+        code_changes(&base.commit, &head.commit, &changed, &sources)
+    } else {
+        Vec::new()
+    };
     if !code_changed.is_empty() {
         if !allow_identical {
             bail!(
@@ -90,6 +111,7 @@ pub fn compare(
             identical,
             all_identical,
             nothing_else_changed: false,
+            unmeasured: Vec::new(),
         });
     }
     let read_at_run_time: Vec<&String> = changed
@@ -99,7 +121,12 @@ pub fn compare(
         .collect();
     if !read_at_run_time.is_empty() {
         eprintln!(
-            "benchgate: the executables are the same, but files the benchmarks could read changed ({}): measuring",
+            "benchgate: {} the same, but files the benchmarks could read changed ({}): measuring",
+            if all_identical {
+                "the executables are"
+            } else {
+                "some executables are"
+            },
             read_at_run_time
                 .iter()
                 .map(|p| p.as_str())
@@ -107,10 +134,32 @@ pub fn compare(
                 .join(", ")
         );
     }
+    let nothing_else_changed = read_at_run_time.is_empty();
+    // A byte-identical executable is the same program: on the same inputs its benchmarks
+    // measure the same code on both sides, whatever else the change touched.
+    let unmeasured = if all_identical || !nothing_else_changed {
+        Vec::new()
+    } else {
+        let ids_of = |side: usize, target: &str| {
+            listed.by_target[side]
+                .iter()
+                .find(|(t, _)| t == target)
+                .map(|(_, ids)| ids)
+        };
+        identical
+            .iter()
+            .filter_map(|target| match (ids_of(0, target), ids_of(1, target)) {
+                (Some(base_ids), Some(head_ids)) if base_ids == head_ids => Some(base_ids.clone()),
+                _ => None,
+            })
+            .flatten()
+            .collect()
+    };
     Ok(Builds {
         identical,
         all_identical,
-        nothing_else_changed: read_at_run_time.is_empty() && listed.same(),
+        nothing_else_changed: nothing_else_changed && listed.same(),
+        unmeasured,
     })
 }
 

@@ -37,6 +37,8 @@ pub fn branch_of(reference: &str) -> Option<String> {
 pub struct Listed {
     /// Base's, then head's.
     pub ids: [Vec<String>; 2],
+    /// Per side, each executable's target and the ids it selects.
+    pub by_target: [Vec<(String, Vec<String>)>; 2],
 }
 
 impl Listed {
@@ -71,11 +73,19 @@ pub fn check_bench_command(
     let home = scratch.join("criterion-list");
     let checking = "checking the bench command before the first round (Criterion's --list)";
     let mut ids: [Vec<String>; 2] = [Vec::new(), Vec::new()];
+    let mut by_target: [Vec<(String, Vec<String>)>; 2] = [Vec::new(), Vec::new()];
     for (i, side) in sides.iter().enumerate() {
-        ids[i] = side_build::list(&side.executables, bench, None, &home, target_dir)
+        let each = side_build::list_each(&side.executables, bench, None, &home, target_dir)
             .with_context(|| format!("{checking}, {}", side.name))?;
+        ids[i] = each.iter().flatten().cloned().collect();
+        by_target[i] = side
+            .executables
+            .iter()
+            .map(|e| e.target.clone())
+            .zip(each)
+            .collect();
     }
-    let listed = Listed { ids };
+    let listed = Listed { ids, by_target };
     let all = listed.union();
     if all.is_empty() {
         bail!(
@@ -120,6 +130,20 @@ pub fn check_bench_command(
             .unwrap_or_default()
     );
     Ok(listed)
+}
+
+/// Adds the benchmarks of executables both sides built alike (left out of the rounds) to
+/// `decision` as passes, not measured, and judges it again.
+pub fn pass_unmeasured(decision: &mut Decision, ids: &[String], policy: &Policy) {
+    if ids.is_empty() {
+        return;
+    }
+    decision.benchmarks.extend(
+        ids.iter()
+            .map(|id| BenchmarkResult::same_executables(id, policy)),
+    );
+    decision.benchmarks.sort_by(|a, b| a.id.cmp(&b.id));
+    decision.verdict = overall(&decision.benchmarks);
 }
 
 /// The decision when no round ran because base and head built the same executables: every

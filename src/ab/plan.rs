@@ -566,8 +566,9 @@ pub fn make(
     });
     if !helpless.is_empty() {
         plan.notes.push(format!(
-            "{} refuses `--help` (Criterion 0.5 without clap's help), so a plain run is taken to be at Criterion's defaults",
-            helpless.join(", ")
+            "{} {} `--help` (Criterion 0.5 without clap's help), so a plain run is taken to be at Criterion's defaults",
+            helpless.join(", "),
+            if helpless.len() == 1 { "refuses" } else { "refuse" }
         ));
     }
     let whole = plan.whole_seconds();

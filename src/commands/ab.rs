@@ -169,6 +169,8 @@ async fn ab(args: &Options<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
     let Prepared {
         notes,
         not_measured,
+        unmeasured,
+        measured,
         benchmarks,
     } = prepare(args, &mut sides, bench.as_ref(), &scratch, &target_dir)
         .inspect_err(|e| print_uncommitted_hint(e, &[&scratch, &target_dir]))?;
@@ -261,10 +263,11 @@ async fn ab(args: &Options<'_>, outputs: &Outputs) -> anyhow::Result<u8> {
         profile: &profile,
         plan: plan.as_ref(),
     };
-    let result = run_rounds(&setting, None).await;
+    let result = run_rounds(&setting, measured).await;
     store.close().await;
     let ran = result.inspect_err(|e| print_uncommitted_hint(e, &[&scratch, &target_dir]))?;
-    let decision = ran.decide(&policy, args.rounds.plan());
+    let mut decision = ran.decide(&policy, args.rounds.plan());
+    crate::ab::pass_unmeasured(&mut decision, &unmeasured, &policy);
     context.incomplete = ran.incomplete.clone();
     context.notes.extend(ran.notes.iter().cloned());
     context.cost = Some(Cost {
@@ -305,7 +308,12 @@ fn print_uncommitted_hint(error: &anyhow::Error, ours: &[&Path]) {
 struct Prepared {
     notes: Vec<String>,
     not_measured: Option<Vec<String>>,
-    /// How many benchmarks the bench command selects (0 when not `cargo bench`).
+    /// With some executables the same on both sides (and nothing else changed), their
+    /// benchmarks: the rounds leave them out, and they pass unmeasured.
+    unmeasured: Vec<String>,
+    /// Then the rest, which the rounds run (`None`: every benchmark the command selects).
+    measured: Option<Vec<String>>,
+    /// How many benchmarks the rounds measure (0 when the command is not `cargo bench`).
     benchmarks: usize,
 }
 
@@ -326,6 +334,8 @@ fn prepare(
         notes.push(lockfile);
     }
     let mut not_measured = None;
+    let mut unmeasured = Vec::new();
+    let mut measured = None;
     let mut benchmarks = 0;
     if let Some(bench) = bench {
         for dropped in &bench.dropped {
@@ -349,11 +359,19 @@ fn prepare(
         // leaves these the same, so its counts are taken and the rounds run.
         if builds.skips_rounds() && !args.measure_identical && args.instructions.is_none() {
             not_measured = Some(listed.union());
+        } else if !args.measure_identical && !builds.unmeasured().is_empty() {
+            unmeasured = builds.unmeasured().to_vec();
+            let mut ids = listed.union();
+            ids.retain(|id| !unmeasured.contains(id));
+            benchmarks = ids.len();
+            measured = Some(ids);
         }
     }
     Ok(Prepared {
         notes,
         not_measured,
+        unmeasured,
+        measured,
         benchmarks,
     })
 }

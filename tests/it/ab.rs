@@ -579,29 +579,41 @@ fn a_plain_cargo_bench_is_planned_to_one_plain_run_and_still_catches_30_percent(
     assert!(notes.contains("The plan: 2 benchmarks"), "{notes}");
 }
 
-#[test]
-fn a_head_that_edits_only_a_bench_target_the_command_does_not_build_passes_unmeasured() {
-    let _turn = timing_turn();
-    let (repo, _, _) = zoo_repository(|repo| {
+/// The zoo at `main~1`, and at `main` with its `other` bench doing four times the work: the
+/// `zoo` bench's executable is the same on both sides.
+fn other_does_four_times_the_work() -> tempfile::TempDir {
+    zoo_repository(|repo| {
         edit(
             repo,
             "benches/other.rs",
             "push(black_box(16))",
             "push(black_box(64))",
         );
-    });
+    })
+    .0
+}
+
+/// Each of `ids` passed as benchmarks of identical executables do: no round measured it.
+fn assert_passed_unmeasured(summary: &Value, ids: &[&str]) {
+    for id in ids {
+        let benchmark = verdict_of(summary, id);
+        assert_eq!(benchmark["verdict"], "pass", "{benchmark:#}");
+        assert_eq!(benchmark["noise_source"], "same-executables");
+        assert_eq!(benchmark["rounds"], 0);
+    }
+}
+
+#[test]
+fn a_head_that_edits_only_a_bench_target_the_command_does_not_build_passes_unmeasured() {
+    let _turn = timing_turn();
+    let repo = other_does_four_times_the_work();
     let output = ab_zoo(repo.path(), &[]);
     let err = stderr(&output);
     assert_eq!(output.status.code(), Some(0), "{err}");
     let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(summary["verdict"], "pass", "{summary:#}");
     assert_eq!(summary["rounds"], 0);
-    for id in ["push", "mix"] {
-        let benchmark = verdict_of(&summary, id);
-        assert_eq!(benchmark["verdict"], "pass", "{benchmark:#}");
-        assert_eq!(benchmark["noise_source"], "same-executables");
-        assert_eq!(benchmark["rounds"], 0);
-    }
+    assert_passed_unmeasured(&summary, &["push", "mix"]);
     assert_eq!(summary["benchmarks"].as_array().unwrap().len(), 2);
     assert!(
         summary["notes"].as_array().unwrap().iter().any(|n| n
@@ -617,6 +629,44 @@ fn a_head_that_edits_only_a_bench_target_the_command_does_not_build_passes_unmea
         "no round ran"
     );
     assert!(!err.contains("round 1/"), "no round ran: {err}");
+}
+
+#[test]
+fn benchmarks_of_an_executable_both_sides_built_alike_pass_unmeasured_beside_a_real_change() {
+    let _turn = timing_turn();
+    let repo = other_does_four_times_the_work();
+    let output = ab_with(
+        repo.path(),
+        &shared_target(),
+        &ZOO_BUDGET,
+        &[
+            "cargo", "bench", "--locked", "--bench", "zoo", "--bench", "other", "--", "--noplot",
+        ],
+    );
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(summary["verdict"], "regressed", "{summary:#}");
+    let other = verdict_of(&summary, "other");
+    assert_eq!(other["verdict"], "regressed", "{other:#}");
+    assert!(other["rounds"].as_u64().unwrap() >= 2, "{other:#}");
+    assert_passed_unmeasured(&summary, &["push", "mix"]);
+    assert_eq!(summary["benchmarks"].as_array().unwrap().len(), 3);
+    let note = "Same executables for `zoo/zoo`: the change does not touch what these benchmarks build. Their 2 benchmarks pass, not measured.";
+    assert!(
+        summary["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n == note),
+        "{summary:#}"
+    );
+    // No round ran them: Criterion announces each benchmark it measures.
+    assert!(err.contains("Benchmarking other"), "{err}");
+    assert!(
+        !err.contains("Benchmarking push") && !err.contains("Benchmarking mix"),
+        "{err}"
+    );
 }
 
 #[test]
