@@ -472,8 +472,9 @@ impl TimingPlan {
     }
 
     /// When benchmarks among `open` set their timing in code, which the command line cannot
-    /// shorten: how many, and the budget that gives every one of `open` the rounds a
-    /// regression needs, from `rounds` done and `spent` seconds; `None` otherwise.
+    /// shorten, or the bench command sets it, which every round keeps: which, and the budget
+    /// that gives every one of `open` the rounds a regression needs, from `rounds` done and
+    /// `spent` seconds; `None` otherwise.
     pub fn code_timed_advice(&self, open: &[String], rounds: usize, spent: f64) -> Option<String> {
         let timed = open
             .iter()
@@ -483,16 +484,37 @@ impl TimingPlan {
                     .is_some_and(|(overran, runs)| 2 * overran > *runs)
             })
             .count();
-        if timed == 0 {
+        let command_timing: Vec<&str> = self
+            .kept
+            .iter()
+            .map(String::as_str)
+            .filter(|o| o.starts_with("--warm-up-time") || o.starts_with("--measurement-time"))
+            .collect();
+        let (why, or_else) = if timed > 0 {
+            (
+                format!(
+                    "{timed} of them set their own timing in code, which the command line cannot shorten"
+                ),
+                "shorter timing in their code does",
+            )
+        } else if !command_timing.is_empty() {
+            (
+                format!(
+                    "the bench command sets {}, which every round keeps",
+                    command_timing.join(", ")
+                ),
+                "leaving the timing out of the command lets `ab` plan shorter rounds",
+            )
+        } else {
             return None;
-        }
+        };
         let needed = benchgate_gate::sequential::MIN_ROUNDS_TO_FAIL
             .saturating_sub(rounds)
             .max(1);
         let budget = spent + needed as f64 * self.next_round(open);
         let minutes = (budget / 60.0).ceil().max(1.0);
         Some(format!(
-            "{timed} of them set their own timing in code, which the command line cannot shorten, so a round costs about as much as a plain run of them on each side, and a regression is confirmed only after {} rounds: `--budget {minutes}m` (the Action's `budget` input) gives them those rounds, or shorter timing in their code does",
+            "{why}, so a round costs about as much as a plain run of them on each side, and a regression is confirmed only after {} rounds: `--budget {minutes}m` (the Action's `budget` input) gives them those rounds, or {or_else}",
             benchgate_gate::sequential::MIN_ROUNDS_TO_FAIL
         ))
     }
@@ -700,6 +722,37 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("the first 2 rounds about 19 s"), "{text}");
+    }
+
+    #[test]
+    fn a_budget_spent_on_the_commands_own_timing_says_what_would_confirm_a_regression() {
+        // unicode-segmentation's command: 16 benchmarks at 0.5 s + 1.5 s, which every round keeps.
+        let command = [
+            "cargo",
+            "bench",
+            "--",
+            "--warm-up-time",
+            "0.5",
+            "--measurement-time",
+            "1.5",
+        ];
+        let plan = TimingPlan::new(&Setting {
+            bench: &bench(&command),
+            benchmarks: 16,
+            defaults: Some(CRITERION),
+            rounds: adaptive(),
+            budget: None,
+        });
+        let open: Vec<String> = (0..16).map(|i| format!("words/{i}")).collect();
+        // Two rounds of 16 benchmarks at 2 s a run and side: 128 s; two more take as long.
+        let advice = plan.code_timed_advice(&open, 2, 128.0).unwrap();
+        assert_eq!(
+            advice,
+            "the bench command sets --warm-up-time 0.5, --measurement-time 1.5, which every round keeps, so a round costs about as much as a plain run of them on each side, and a regression is confirmed only after 4 rounds: `--budget 5m` (the Action's `budget` input) gives them those rounds, or leaving the timing out of the command lets `ab` plan shorter rounds"
+        );
+        // Without timing in the command, the plan's own rounds need no advice.
+        let planned = at_criterions_defaults(16);
+        assert_eq!(planned.code_timed_advice(&open, 2, 128.0), None);
     }
 
     #[test]
