@@ -189,10 +189,27 @@ impl CargoBench {
         self.executable_args_with(only, &[])
     }
 
-    /// [`Self::executable_args`] with `extra` options (an A/B plan's timing) after the user's.
+    /// [`Self::executable_args`] with `extra` options (an A/B plan's timing) after the user's,
+    /// in place of the user's options of the same names: Criterion's clap refuses an option
+    /// given twice.
     pub fn executable_args_with(&self, only: Option<&[String]>, extra: &[String]) -> Vec<String> {
+        let replaced: Vec<&str> = extra
+            .iter()
+            .filter(|w| w.starts_with("--"))
+            .map(|w| option_name(w))
+            .collect();
         let mut args = vec!["--bench".to_owned()];
-        args.extend(self.options.iter().cloned());
+        for word in split_words(
+            &self.options,
+            CRITERION_VALUE_OPTIONS,
+            CRITERION_VALUE_SHORTS,
+        ) {
+            match word {
+                Word::Option(parts) if replaced.contains(&option_name(&parts[0])) => {}
+                Word::Option(parts) => args.extend(parts),
+                Word::Positional(word) => args.push(word),
+            }
+        }
         args.extend(extra.iter().cloned());
         match only {
             Some(ids) => args.push(exact_filter(ids)),
@@ -375,6 +392,32 @@ mod tests {
                 "--sample-size",
                 "20",
                 "^(?:a)$"
+            ]
+        );
+        // A plan's timing takes the place of the user's, in either spelling.
+        let timed = parse(&[
+            "cargo",
+            "bench",
+            "--",
+            "--warm-up-time",
+            "0.5",
+            "--measurement-time=1.5",
+            "--sample-size",
+            "30",
+        ]);
+        let plan: Vec<String> = ["--warm-up-time", "0.2", "--measurement-time", "0.6"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(
+            timed.executable_args_with(None, &plan),
+            [
+                "--bench",
+                "--sample-size",
+                "30",
+                "--warm-up-time",
+                "0.2",
+                "--measurement-time",
+                "0.6"
             ]
         );
     }

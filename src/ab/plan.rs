@@ -123,6 +123,8 @@ pub struct TimingPlan {
     plain: Defaults,
     /// What the plan leaves as the user set it, in words.
     kept: Vec<String>,
+    /// The command's timing options the plan's take the place of, in words.
+    replaced: Vec<String>,
     /// Executables the plan leaves alone (not Criterion, or refusing the options), in words.
     untimed: Vec<String>,
     /// What the plan assumed, in words.
@@ -202,15 +204,13 @@ impl TimingPlan {
         // Seconds per benchmark and side in a round, never more than a plain run gives it.
         let per_run = (share * budget / (2 * first_look.max(1) * n) as f64).min(plain_seconds);
         let mut kept = Vec::new();
-        let (warm_up, measurement) = match (user_warm_up, user_measurement) {
-            (Some(w), Some(m)) => (w, m),
-            (Some(w), None) => (w, (per_run - w).max(MIN_MEASUREMENT)),
-            (None, Some(m)) => ((per_run - m).max(MIN_WARM_UP), m),
-            (None, None) => (
-                (per_run / 4.0).max(MIN_WARM_UP),
-                (per_run * 3.0 / 4.0).max(MIN_MEASUREMENT),
-            ),
-        };
+        let mut replaced = Vec::new();
+        // The command's own timing sets what a plain run costs, not a round: kept, every round
+        // would cost a plain run per side and the default budget would buy two rounds (on
+        // unicode-segmentation at 0.5 s + 1.5 s, four benchmarks 40-67% slower stayed
+        // unconfirmed).
+        let warm_up = (per_run / 4.0).max(MIN_WARM_UP);
+        let measurement = (per_run * 3.0 / 4.0).max(MIN_MEASUREMENT);
         let quick = bench.has_option("quick");
         let sample_size = match user_samples {
             Some(s) => s,
@@ -224,12 +224,12 @@ impl TimingPlan {
                 ("warm-up-time", user_warm_up, warm_up),
                 ("measurement-time", user_measurement, measurement),
             ] {
-                match user {
-                    Some(v) => kept.push(format!("--{option} {}", seconds_text(v))),
-                    None if shorter => {
-                        args.extend([format!("--{option}"), seconds_text(value)]);
-                    }
-                    None => {}
+                if let Some(v) = user {
+                    let given = format!("--{option} {}", seconds_text(v));
+                    if shorter { &mut replaced } else { &mut kept }.push(given);
+                }
+                if shorter {
+                    args.extend([format!("--{option}"), seconds_text(value)]);
                 }
             }
             match user_samples {
@@ -265,6 +265,7 @@ impl TimingPlan {
             round,
             plain,
             kept,
+            replaced,
             untimed: Vec::new(),
             notes: Vec::new(),
             cost: HashMap::new(),
@@ -318,6 +319,7 @@ impl TimingPlan {
             self.round.warm_up = self.plain.warm_up;
             self.round.measurement = self.plain.measurement;
             self.own_timing = true;
+            self.kept.append(&mut self.replaced);
         } else {
             self.args = whole;
             self.round.warm_up = warm_up;
@@ -367,6 +369,13 @@ impl TimingPlan {
             }
             if self.args.iter().any(|a| a == "--noplot") {
                 out.push_str(", no plots");
+            }
+            if !self.replaced.is_empty() {
+                let _ = write!(
+                    out,
+                    " (in place of the command's {}: rounds shorter than a plain run buy more of them)",
+                    self.replaced.join(", ")
+                );
             }
             if !self.kept.is_empty() {
                 let _ = write!(out, " (kept from the command: {})", self.kept.join(", "));
@@ -472,9 +481,8 @@ impl TimingPlan {
     }
 
     /// When benchmarks among `open` set their timing in code, which the command line cannot
-    /// shorten, or the bench command sets it, which every round keeps: which, and the budget
-    /// that gives every one of `open` the rounds a regression needs, from `rounds` done and
-    /// `spent` seconds; `None` otherwise.
+    /// shorten: how many, and the budget that gives every one of `open` the rounds a
+    /// regression needs, from `rounds` done and `spent` seconds; `None` otherwise.
     pub fn code_timed_advice(&self, open: &[String], rounds: usize, spent: f64) -> Option<String> {
         let timed = open
             .iter()
@@ -484,37 +492,16 @@ impl TimingPlan {
                     .is_some_and(|(overran, runs)| 2 * overran > *runs)
             })
             .count();
-        let command_timing: Vec<&str> = self
-            .kept
-            .iter()
-            .map(String::as_str)
-            .filter(|o| o.starts_with("--warm-up-time") || o.starts_with("--measurement-time"))
-            .collect();
-        let (why, or_else) = if timed > 0 {
-            (
-                format!(
-                    "{timed} of them set their own timing in code, which the command line cannot shorten"
-                ),
-                "shorter timing in their code does",
-            )
-        } else if !command_timing.is_empty() {
-            (
-                format!(
-                    "the bench command sets {}, which every round keeps",
-                    command_timing.join(", ")
-                ),
-                "leaving the timing out of the command lets `ab` plan shorter rounds",
-            )
-        } else {
+        if timed == 0 {
             return None;
-        };
+        }
         let needed = benchgate_gate::sequential::MIN_ROUNDS_TO_FAIL
             .saturating_sub(rounds)
             .max(1);
         let budget = spent + needed as f64 * self.next_round(open);
         let minutes = (budget / 60.0).ceil().max(1.0);
         Some(format!(
-            "{why}, so a round costs about as much as a plain run of them on each side, and a regression is confirmed only after {} rounds: `--budget {minutes}m` (the Action's `budget` input) gives them those rounds, or {or_else}",
+            "{timed} of them set their own timing in code, which the command line cannot shorten, so a round costs about as much as a plain run of them on each side, and a regression is confirmed only after {} rounds: `--budget {minutes}m` (the Action's `budget` input) gives them those rounds, or shorter timing in their code does",
             benchgate_gate::sequential::MIN_ROUNDS_TO_FAIL
         ))
     }
@@ -725,8 +712,9 @@ mod tests {
     }
 
     #[test]
-    fn a_budget_spent_on_the_commands_own_timing_says_what_would_confirm_a_regression() {
-        // unicode-segmentation's command: 16 benchmarks at 0.5 s + 1.5 s, which every round keeps.
+    fn the_commands_own_timing_sets_the_budget_and_shorter_rounds_take_its_place() {
+        // unicode-segmentation's command: 16 benchmarks at 0.5 s + 1.5 s. Kept in every round,
+        // a round cost a plain run per side and the default budget bought 2 rounds.
         let command = [
             "cargo",
             "bench",
@@ -735,6 +723,8 @@ mod tests {
             "0.5",
             "--measurement-time",
             "1.5",
+            "--sample-size",
+            "30",
         ];
         let plan = TimingPlan::new(&Setting {
             bench: &bench(&command),
@@ -743,20 +733,59 @@ mod tests {
             rounds: adaptive(),
             budget: None,
         });
-        let open: Vec<String> = (0..16).map(|i| format!("words/{i}")).collect();
-        // Two rounds of 16 benchmarks at 2 s a run and side: 128 s; two more take as long.
-        let advice = plan.code_timed_advice(&open, 2, 128.0).unwrap();
+        // The floor, 10 runs of 0.8 s a benchmark, is more than a plain run's 2 s: 128 s, of
+        // which the first look takes 40% over 2 rounds, both sides: 0.8 s a run.
+        assert_eq!(plan.budget, 128.0);
         assert_eq!(
-            advice,
-            "the bench command sets --warm-up-time 0.5, --measurement-time 1.5, which every round keeps, so a round costs about as much as a plain run of them on each side, and a regression is confirmed only after 4 rounds: `--budget 5m` (the Action's `budget` input) gives them those rounds, or leaving the timing out of the command lets `ab` plan shorter rounds"
+            plan.args,
+            [
+                "--warm-up-time",
+                "0.2",
+                "--measurement-time",
+                "0.6",
+                "--nresamples",
+                "1000",
+                "--noplot"
+            ]
         );
-        // Without timing in the command, the plan's own rounds need no advice.
-        let planned = at_criterions_defaults(16);
-        assert_eq!(planned.code_timed_advice(&open, 2, 128.0), None);
+        let text = plan.describe();
+        assert!(
+            text.contains("each round gives a benchmark 0.2 s warm-up, 0.6 s measurement, 30 samples, 1000 bootstrap resamples, no plots (in place of the command's --warm-up-time 0.5, --measurement-time 1.5: rounds shorter than a plain run buy more of them) (kept from the command: --sample-size 30)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("one plain run of the suite at the command's settings would take 32 s"),
+            "{text}"
+        );
+        // What the executables get: the plan's timing, not the command's as well (clap
+        // refuses an option given twice).
+        let args = bench(&command).executable_args_with(None, &plan.args);
+        assert_eq!(
+            args.iter().filter(|a| *a == "--measurement-time").count(),
+            1,
+            "{args:?}"
+        );
+        assert!(args.windows(2).any(|w| w == ["--measurement-time", "0.6"]));
+        // A budget that gives every round a plain run keeps the command's timing.
+        let ample = TimingPlan::new(&Setting {
+            bench: &bench(&command),
+            benchmarks: 16,
+            defaults: Some(CRITERION),
+            rounds: adaptive(),
+            budget: Some(Duration::from_secs(3600)),
+        });
+        assert_eq!(ample.args, ["--noplot"]);
+        assert!(
+            ample.describe().contains(
+                "(kept from the command: --warm-up-time 0.5, --measurement-time 1.5, --sample-size 30)"
+            ),
+            "{}",
+            ample.describe()
+        );
     }
 
     #[test]
-    fn the_users_options_are_kept_and_a_budget_shares_out_among_fixed_rounds() {
+    fn a_budget_shares_out_among_fixed_rounds_in_place_of_the_commands_timing() {
         let plan = TimingPlan::new(&Setting {
             bench: &bench(&[
                 "cargo",
@@ -771,12 +800,15 @@ mod tests {
             rounds: Rounds::Fixed(3),
             budget: Some(Duration::from_secs(60)),
         });
-        // 60 s over 3 rounds × 2 sides × 4 benchmarks: 2.5 s a run, 2 s of it measuring.
+        // 60 s over 3 rounds × 2 sides × 4 benchmarks: 2.5 s a run, shorter than a plain run's
+        // 3 s + 2 s, a quarter of it warming up.
         assert_eq!(
             plan.args,
             [
                 "--warm-up-time",
-                "0.5",
+                "0.625",
+                "--measurement-time",
+                "1.875",
                 "--sample-size",
                 "20",
                 "--nresamples",
@@ -785,7 +817,7 @@ mod tests {
         );
         assert!(
             plan.describe()
-                .contains("(kept from the command: --measurement-time 2)"),
+                .contains("(in place of the command's --measurement-time 2: "),
             "{}",
             plan.describe()
         );
