@@ -481,6 +481,75 @@ pub fn accepts(
         .is_ok_and(|s| s.success())
 }
 
+/// Leaves out of `executables` the libtest harnesses without a benchmark that refuse the
+/// command's options: a library's or binary's unit tests, which `cargo bench` builds in bench
+/// mode unless its `[lib]` or `[[bin]]` says `bench = false`. Given Criterion's options
+/// (`--noplot`), libtest stops with "Unrecognized option", as plain `cargo bench` does on them;
+/// with nothing to measure, they are left out of the rounds. Returns a line per executable
+/// left out, saying why. An executable that refuses the options and has benchmarks, or is not
+/// libtest, is kept: the check before the first round names its complaint.
+pub fn leave_out_benchless_libtest(
+    executables: &mut Vec<KeptExecutable>,
+    bench: &CargoBench,
+    criterion_home: &Path,
+    target_dir: &Path,
+) -> Vec<String> {
+    let args = bench.list_args(None);
+    let mut left_out = Vec::new();
+    executables.retain(|executable| {
+        let output = |args: &[String]| {
+            executable
+                .command(args, criterion_home, target_dir)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .output()
+                .ok()
+        };
+        let Some(with_options) = output(&args) else {
+            return true;
+        };
+        if with_options.status.success() {
+            return true;
+        }
+        let Some(alone) = output(&["--bench".to_owned(), "--list".to_owned()]) else {
+            return true;
+        };
+        let listed = String::from_utf8_lossy(&alone.stdout);
+        let Some(tests) = alone
+            .status
+            .success()
+            .then(|| libtest_tests_without_benchmarks(&listed))
+            .flatten()
+        else {
+            return true;
+        };
+        let complaint = failure_reason(&last_lines(&with_options.stderr, STDERR_TAIL))
+            .map(|reason| format!(" ({})", reason.trim_start_matches("error: ")))
+            .unwrap_or_default();
+        left_out.push(format!(
+            "left out {}, a libtest harness with {tests} {} and no benchmark, which refuses the command's options{complaint} as plain `cargo bench` does: `bench = false` in its `[lib]` or `[[bin]]` section of Cargo.toml leaves it out of `cargo bench` too",
+            executable.target,
+            if tests == 1 { "test" } else { "tests" },
+        ));
+        false
+    });
+    left_out
+}
+
+/// The tests of a libtest `--list` that ends "N tests, 0 benchmarks"; `None` for any other
+/// listing.
+fn libtest_tests_without_benchmarks(listed: &str) -> Option<usize> {
+    let last = listed.lines().rev().find(|l| !l.trim().is_empty())?;
+    let (tests, benchmarks) = last.trim().split_once(", ")?;
+    if !matches!(benchmarks, "0 benchmarks" | "0 benchmark") {
+        return None;
+    }
+    let (count, word) = tests.split_once(' ')?;
+    matches!(word, "tests" | "test")
+        .then(|| count.parse().ok())
+        .flatten()
+}
+
 /// The benchmark ids the executables select with `only` (else with the user's filter), from
 /// Criterion's `--list`: seconds, where a command Criterion refuses would otherwise fail after
 /// a whole round. An executable that lists nothing (a libtest harness of a library) adds none.
@@ -788,6 +857,28 @@ pub fn code_only(source: &str) -> String {
 #[allow(clippy::unwrap_used)] // tests fail loudly
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_libtest_listing_without_benchmarks_counts_its_tests() {
+        // libtest's `--bench --list` of a library's unit tests (Rust 1.95).
+        let tests = "word::tests::test_end_of_ayah_cat: test\nword::tests::test_syriac_abbr_mark: test\n\n6 tests, 0 benchmarks\n";
+        assert_eq!(libtest_tests_without_benchmarks(tests), Some(6));
+        assert_eq!(
+            libtest_tests_without_benchmarks("it: test\n\n1 test, 0 benchmarks\n"),
+            Some(1)
+        );
+        // `#[bench]` functions are benchmarks: kept, so the check names its complaint.
+        assert_eq!(
+            libtest_tests_without_benchmarks("parse: bench\n\n0 tests, 1 benchmark\n"),
+            None
+        );
+        // Criterion's listing is not libtest's.
+        assert_eq!(
+            libtest_tests_without_benchmarks("small/sum: benchmark\nsmall/sort: benchmark\n"),
+            None
+        );
+        assert_eq!(libtest_tests_without_benchmarks(""), None);
+    }
 
     /// What a bench that panics prints to standard error with `RUST_BACKTRACE=1` (Rust 1.95),
     /// its backtrace `frames` deep.

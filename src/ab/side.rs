@@ -156,13 +156,15 @@ impl Side {
 }
 
 /// Builds `side`'s bench executables in its worktree and keeps them in `bin`, with the worktree
-/// files they were compiled from.
+/// files they were compiled from. Libtest harnesses without a benchmark that refuse the
+/// command's options are left out (see [`side_build::leave_out_benchless_libtest`]); returns
+/// a line for each, printed here.
 pub fn build_side(
     side: &mut Side,
     bench: &CargoBench,
     target_dir: &Path,
     bin: &Path,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Vec<String>> {
     eprintln!(
         "benchgate: building {} ({})",
         side.name,
@@ -186,5 +188,14 @@ pub fn build_side(
     }
     side.executables = built.executables;
     side.sources = built.sources;
-    Ok(())
+    let left_out = side_build::leave_out_benchless_libtest(
+        &mut side.executables,
+        bench,
+        &bin.join("criterion-list"),
+        target_dir,
+    );
+    for line in &left_out {
+        eprintln!("benchgate: {}: {line}", side.name);
+    }
+    Ok(left_out)
 }

@@ -345,7 +345,13 @@ fn prepare(
         }
         for side in sides.iter_mut() {
             let bin = scratch.join("bin").join(&side.name);
-            build_side(side, bench, target_dir, &bin)?;
+            for line in build_side(side, bench, target_dir, &bin)? {
+                // Each side builds the same targets but for a change to Cargo.toml: one note.
+                let note = format!("{}{}", line[..1].to_uppercase(), &line[1..]);
+                if !notes.contains(&note) {
+                    notes.push(note);
+                }
+            }
         }
         let pair = [&sides[0], &sides[1]];
         let listed = crate::ab::check_bench_command(pair, bench, scratch, target_dir)?;

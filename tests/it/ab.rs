@@ -374,6 +374,43 @@ fn a_user_filter_is_replaced_when_rounds_narrow_on_criterion_0_4() {
 }
 
 #[test]
+fn a_librarys_libtest_harness_that_refuses_criterions_options_is_left_out_and_said_so() {
+    // Most crates: a library with unit tests and no `bench = false`, whose libtest harness
+    // `cargo bench` builds too and which stops on `--noplot` ("Unrecognized option").
+    let repo = tally_repository(|tree| {
+        edit(tree, "Cargo.toml", "[lib]\nbench = false\n", "");
+        let lib = tree.join("src/lib.rs");
+        let mut code = std::fs::read_to_string(&lib).unwrap();
+        code.push_str("\n#[test]\nfn sums_something() {\n    assert_ne!(sum(3), 0);\n}\n");
+        std::fs::write(lib, code).unwrap();
+    });
+    let _turn = timing_turn();
+    let output = ab_with(
+        repo.path(),
+        &tally_target(),
+        &[],
+        &["cargo", "bench", "--locked", "--", "--noplot", "small/"],
+    );
+    let err = assert_tally_sum_caught(&output, 3);
+    let line = "left out tally/tally, a libtest harness with 1 test and no benchmark, which refuses the command's options (Unrecognized option: 'noplot') as plain `cargo bench` does: `bench = false` in its `[lib]` or `[[bin]]` section of Cargo.toml leaves it out of `cargo bench` too";
+    for side in ["base", "head"] {
+        assert!(
+            err.contains(&format!("benchgate: {side}: {line}\n")),
+            "{err}"
+        );
+    }
+    let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let notes: Vec<&str> = summary["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|n| n.contains("libtest"))
+        .collect();
+    assert_eq!(notes, [format!("L{}", &line[1..])], "{summary:#}");
+}
+
+#[test]
 fn a_bench_that_reads_an_ignored_file_names_the_panic_and_the_file_its_checkout_lacks() {
     // As unicode-segmentation's benches read `benches/texts/*.txt` beside a `.gitignore` of
     // `*.txt`: the file is in the working tree, never in a commit.
