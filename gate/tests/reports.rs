@@ -949,3 +949,67 @@ fn a_check_text_under_the_character_limit_but_over_the_byte_limit_is_cut() {
     );
     assert!(output.summary.len() <= CHECK_TEXT_LIMIT);
 }
+
+#[test]
+fn a_pass_whose_bound_excludes_any_slowdown_reads_like_every_pass_and_an_improvement_does_not() {
+    // `quick` is 1.5% faster in every round: under `min_change` (2%), so it passes, and its
+    // bound lies below no change. A pass rests on the slowdown it excludes ("≤ x slower");
+    // only an improvement is decided on "≥ x faster".
+    let wobble = [1.0, 1.001, 0.999];
+    let side = |quick: f64, read: f64| -> Vec<Vec<_>> {
+        (0..3)
+            .map(|k| {
+                let mut round: Vec<_> = (0..5)
+                    .map(|i| {
+                        measurement(
+                            &format!("steady/{i}"),
+                            1000.0 * (1 + i) as f64 * wobble[(k + i) % 3],
+                            0.005,
+                            None,
+                        )
+                    })
+                    .collect();
+                round.push(measurement(
+                    "quick",
+                    1000.0 * quick * wobble[k],
+                    0.005,
+                    None,
+                ));
+                round.push(measurement("io/read", read * wobble[k], 0.005, None));
+                round
+            })
+            .collect()
+    };
+    let decision = decide_ab(&side(1.0, 90_000.0), &side(0.985, 54_000.0));
+    let verdict_of = |id: &str| {
+        decision
+            .benchmarks
+            .iter()
+            .find(|b| b.id == id)
+            .unwrap()
+            .verdict
+    };
+    assert_eq!(verdict_of("quick"), Verdict::Pass);
+    assert_eq!(verdict_of("io/read"), Verdict::Improved);
+    let (_, context) = ab_regression();
+    let markdown = render_markdown(&decision, &context, &Policy::default());
+    let cell = |id: &str| {
+        let row = markdown
+            .lines()
+            .find(|l| l.starts_with(&format!("| `{id}` |")))
+            .unwrap_or_else(|| panic!("{markdown}"));
+        row.split(" | ").nth(5).unwrap().to_owned()
+    };
+    let quick = cell("quick");
+    let faster = quick
+        .strip_prefix("≤ no change (≥ ")
+        .and_then(|rest| rest.strip_suffix("% faster)"))
+        .unwrap_or_else(|| panic!("{quick}"));
+    let faster: f64 = faster.parse().unwrap();
+    assert!((1.0..=1.5).contains(&faster), "{quick}");
+    let read = cell("io/read");
+    assert!(
+        read.starts_with("≥ ") && read.ends_with("% faster"),
+        "{read}"
+    );
+}

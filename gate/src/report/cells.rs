@@ -2,7 +2,7 @@
 //! change in words, the bound, the limit and what could be detected.
 
 use crate::noise::NoiseSource;
-use crate::verdict::{BenchmarkResult, Metric};
+use crate::verdict::{BenchmarkResult, Metric, Verdict};
 
 /// Nanoseconds for people: 4 significant digits in ns, µs, ms or s.
 pub fn format_ns(ns: f64) -> String {
@@ -83,7 +83,8 @@ pub(super) fn limit_text(b: &BenchmarkResult) -> String {
 }
 
 /// The bound the verdict rests on, in the change's words: `≤ 21.2% slower` (the largest
-/// slowdown not excluded), `≥ 22.1% slower` (at least), `≥ 3.0% faster`, or `a … b` for a
+/// slowdown not excluded), `≥ 22.1% slower` (at least), `≥ 3.0% faster` (an improvement),
+/// `≤ no change (≥ 4.4% faster)` (a pass whose bound excludes any slowdown), or `a … b` for a
 /// warning.
 pub(super) fn bound_text(b: &BenchmarkResult) -> String {
     let Some(bound) = b.bound else {
@@ -101,7 +102,11 @@ pub(super) fn bound_text(b: &BenchmarkResult) -> String {
             match words.strip_prefix("over ") {
                 // "≤ over 1000 times slower" would read as a bound.
                 Some(past) if at_most => format!("none under {past}"),
-                _ => format!("{} {words}", if at_most { "≤" } else { "≥" }),
+                _ if at_most => format!("≤ {words}"),
+                // An improvement is claimed on this side; anything else rests on the slowdown
+                // it excludes, as every pass does ("≤ x slower"), and says how far past it.
+                _ if b.verdict == Verdict::Improved => format!("≥ {words}"),
+                _ => format!("≤ no change (≥ {words})"),
             }
         }
         // ratio ≥ lower: at least that much worse, or at most that much better.
