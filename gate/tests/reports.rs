@@ -649,6 +649,15 @@ fn a_job_that_stopped_early_says_so_and_reads_back_whole() {
 
 /// Real gungraun counts (the fixture of `aead/seal/chacha20_poly1305_16_kib`) beside three noisy
 /// rounds of its wall-time twin; the head does twice the work per seal.
+fn verdict_of(decision: &Decision, id: &str) -> Verdict {
+    decision
+        .benchmarks
+        .iter()
+        .find(|b| b.id == id)
+        .unwrap()
+        .verdict
+}
+
 fn counts_beside_time(policy: &Policy) -> Decision {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join(
         "../collector/tests/fixtures/gungraun/aead-seal-chacha20_poly1305_16_kib.summary.json",
@@ -699,14 +708,7 @@ fn counts_beside_time(policy: &Policy) -> Decision {
 fn an_instruction_count_shares_its_wall_time_twins_row_and_decides() {
     let decision = counts_beside_time(&Policy::default());
     let count = "aead/seal/chacha20_poly1305_16_kib/instructions";
-    let verdict = |id: &str| {
-        decision
-            .benchmarks
-            .iter()
-            .find(|b| b.id == id)
-            .unwrap()
-            .verdict
-    };
+    let verdict = |id: &str| verdict_of(&decision, id);
     assert_eq!(verdict(count), Verdict::Regressed);
     assert_eq!(
         verdict("aead/seal/chacha20-poly1305/16 KiB"),
@@ -981,16 +983,8 @@ fn a_pass_whose_bound_excludes_any_slowdown_reads_like_every_pass_and_an_improve
             .collect()
     };
     let decision = decide_ab(&side(1.0, 90_000.0), &side(0.985, 54_000.0));
-    let verdict_of = |id: &str| {
-        decision
-            .benchmarks
-            .iter()
-            .find(|b| b.id == id)
-            .unwrap()
-            .verdict
-    };
-    assert_eq!(verdict_of("quick"), Verdict::Pass);
-    assert_eq!(verdict_of("io/read"), Verdict::Improved);
+    assert_eq!(verdict_of(&decision, "quick"), Verdict::Pass);
+    assert_eq!(verdict_of(&decision, "io/read"), Verdict::Improved);
     let (_, context) = ab_regression();
     let markdown = render_markdown(&decision, &context, &Policy::default());
     let cell = |id: &str| {
