@@ -520,6 +520,28 @@ struct Place {
     under: Vec<f64>,
 }
 
+impl Place {
+    /// The place `centre` among the moves `sorted_signed` (ascending).
+    fn at(sorted_signed: &[f64], centre: f64) -> Self {
+        let mut deviations: Vec<f64> = sorted_signed.iter().map(|d| (d - centre).abs()).collect();
+        deviations.sort_by(f64::total_cmp);
+        // `sorted_signed` is ascending, so the gaps under the centre (at most 0) come out
+        // descending.
+        let level = centre.min(0.0);
+        let mut under: Vec<f64> = sorted_signed
+            .iter()
+            .take_while(|d| **d < level)
+            .map(|d| level - d)
+            .collect();
+        under.reverse();
+        Place {
+            centre,
+            deviations,
+            under,
+        }
+    }
+}
+
 impl OthersSpread {
     /// The spreads of the comparison whose signed moves, sorted, are `sorted_signed`.
     pub fn new(sorted_signed: &[f64]) -> Self {
@@ -533,23 +555,7 @@ impl OthersSpread {
                 {
                     continue;
                 }
-                let mut deviations: Vec<f64> =
-                    sorted_signed.iter().map(|d| (d - centre).abs()).collect();
-                deviations.sort_by(f64::total_cmp);
-                // `sorted_signed` is ascending, so the gaps under the centre (at most 0) come
-                // out descending.
-                let level = centre.min(0.0);
-                let mut under: Vec<f64> = sorted_signed
-                    .iter()
-                    .take_while(|d| **d < level)
-                    .map(|d| level - d)
-                    .collect();
-                under.reverse();
-                places.push(Place {
-                    centre,
-                    deviations,
-                    under,
-                });
+                places.push(Place::at(sorted_signed, centre));
             }
         }
         Self {
@@ -582,6 +588,12 @@ impl OthersSpread {
     /// point is a quarter of the others reading faster, where [`Self::of`]'s is a half. `None`
     /// below [`MIN_BENCHMARKS_TO_POOL`] others.
     pub fn faster_of(&self, own: f64) -> Option<f64> {
+        self.faster_of_within(own, f64::INFINITY)
+    }
+
+    /// [`Self::faster_of`] with its spread (the gap under the level, not the level itself) no
+    /// wider than `widest`.
+    pub fn faster_of_within(&self, own: f64, widest: f64) -> Option<f64> {
         let (Place { under, .. }, centre) = self.place_of(own)?;
         let level = centre.min(0.0);
         let gap = match (own < level, under.len()) {
@@ -589,15 +601,73 @@ impl OthersSpread {
             (true, _) => leave_one_out_quantile(under, level - own, 0.5),
             (false, _) => quantile_of_sorted(under, 0.5),
         };
-        Some(level.hypot(1.4826 * gap))
+        Some(level.hypot((1.4826 * gap).min(widest)))
     }
 
     /// [`others_spread`] of the benchmark that moved by `own` (one of the moves).
     pub fn of(&self, own: f64) -> Option<f64> {
+        self.of_within(own, f64::INFINITY)
+    }
+
+    /// [`Self::of`] with its spread about the others' median (not the median itself) no wider
+    /// than `widest`.
+    pub fn of_within(&self, own: f64, widest: f64) -> Option<f64> {
         let (Place { deviations, .. }, centre) = self.place_of(own)?;
         let spread = 1.4826 * leave_one_out_quantile(deviations, (own - centre).abs(), 0.5);
-        Some(centre.hypot(spread))
+        Some(centre.hypot(spread.min(widest)))
     }
+}
+
+/// The widest this machine's stored history shows its benchmarks moving apart between two
+/// successive runs: for each pair of runs, both spreads a stored baseline's `pass` floor reads
+/// from the others' moves (`1.4826 ·` their median deviation about their median, as
+/// [`OthersSpread::of`], and the median gap of those under it or under 0, as
+/// [`OthersSpread::faster_of`]), the largest over every pair. A run's others can move further
+/// apart than that only by something this machine never did to a whole run, and a pull request
+/// that really changes half the suite does exactly that: on unicode-segmentation, four
+/// benchmarks 38–68% slower by the code and five 5–19% faster in the changed executable put
+/// the others' spread at 11–12% where this record read 4.9%, and 9 of the 12 benchmarks beside
+/// them stayed `inconclusive` after three head runs (docs/accuracy.md, "Half the suite moved
+/// by the change"). The others' median (a whole run slowed, or a faster host) is not capped.
+/// Runs are matched from the newest, as [`history_floor`]. `None` without three pairs of runs
+/// with more than [`MIN_BENCHMARKS_TO_POOL`] benchmarks each, or below [`MIN_SHORT_HISTORY`]
+/// runs.
+pub fn history_spread_record(histories: &[&[f64]]) -> Option<f64> {
+    let longest = histories.iter().map(|h| h.len()).max().unwrap_or(0);
+    if longest < MIN_SHORT_HISTORY {
+        return None;
+    }
+    let spreads: Vec<f64> = (1..longest)
+        .filter_map(|back| successive_moves(histories, back).map(|mut m| pair_spread(&mut m)))
+        .collect();
+    (spreads.len() >= 3).then(|| spreads.into_iter().fold(0.0, f64::max))
+}
+
+/// The larger of the two spreads [`history_spread_record`] reads of one pair of runs' moves.
+fn pair_spread(moves: &mut [f64]) -> f64 {
+    moves.sort_by(f64::total_cmp);
+    let Place {
+        deviations, under, ..
+    } = Place::at(moves, quantile_of_sorted(moves, 0.5));
+    let faster = if under.is_empty() {
+        0.0
+    } else {
+        quantile_of_sorted(&under, 0.5)
+    };
+    1.4826 * quantile_of_sorted(&deviations, 0.5).max(faster)
+}
+
+/// Each benchmark's move between the history's run `back` from the newest and the one before
+/// it (runs matched from the newest: each benchmark's history ends at the base run), where
+/// more than [`MIN_BENCHMARKS_TO_POOL`] benchmarks have both.
+fn successive_moves(histories: &[&[f64]], back: usize) -> Option<Vec<f64>> {
+    let moves: Vec<f64> = histories
+        .iter()
+        .filter(|h| h.len() > back)
+        .map(|h| h[h.len() - back] - h[h.len() - back - 1])
+        .filter(|m| m.is_finite())
+        .collect();
+    (moves.len() > MIN_BENCHMARKS_TO_POOL).then_some(moves)
 }
 
 /// The floor for a single-round comparison from how far this machine moved whole runs in its
@@ -616,16 +686,12 @@ pub fn history_floor(histories: &[&[f64]]) -> Option<f64> {
     }
     let mut pairs: Vec<f64> = (1..longest)
         .filter_map(|back| {
-            let mut moves: Vec<f64> = histories
-                .iter()
-                .filter(|h| h.len() > back)
-                .map(|h| (h[h.len() - back] - h[h.len() - back - 1]).abs())
-                .filter(|m| m.is_finite())
+            let mut moves: Vec<f64> = successive_moves(histories, back)?
+                .into_iter()
+                .map(f64::abs)
                 .collect();
-            (moves.len() > MIN_BENCHMARKS_TO_POOL).then(|| {
-                moves.sort_by(f64::total_cmp);
-                quantile_of_sorted(&moves, 0.9)
-            })
+            moves.sort_by(f64::total_cmp);
+            Some(quantile_of_sorted(&moves, 0.9))
         })
         .collect();
     (pairs.len() >= 3).then(|| median(&mut pairs) / 1.644_853_6)
@@ -1238,13 +1304,48 @@ mod tests {
         );
     }
 
+    /// Twelve benchmarks, 15 runs each: quiet (±1%), in a fixed pseudo-random pattern.
+    fn quiet_runs() -> Vec<Vec<f64>> {
+        let wobble = |b: usize, r: usize| 0.01 * (((b * 7 + r * 13) % 11) as f64 / 5.0 - 1.0);
+        (0..12)
+            .map(|b| (0..15).map(|r| 1.0 + b as f64 + wobble(b, r)).collect())
+            .collect()
+    }
+
+    #[test]
+    fn the_spread_record_is_the_widest_the_history_moved_its_benchmarks_apart() {
+        // Successive moves of at most ±2% about a common one.
+        let quiet = quiet_runs();
+        let record = |h: &[Vec<f64>]| {
+            history_spread_record(&h.iter().map(Vec::as_slice).collect::<Vec<_>>())
+        };
+        let idle = record(&quiet).unwrap();
+        assert!((0.005..0.03).contains(&idle), "{idle}");
+        // A whole run 30% slower moves the others' median, not their spread.
+        let mut slowed = quiet.clone();
+        for runs in &mut slowed {
+            runs[9] += 0.3;
+        }
+        assert!((record(&slowed).unwrap() - idle).abs() < 0.005);
+        // One run where half the benchmarks sat 20% faster (a host faster for some than for
+        // others) is the record: the floor may read that far.
+        let mut split = quiet.clone();
+        for runs in &mut split[..6] {
+            runs[9] -= 0.2;
+        }
+        let wide = record(&split).unwrap();
+        assert!(wide > 0.1, "{wide}");
+        // Too short a history.
+        let short: Vec<Vec<f64>> = quiet
+            .iter()
+            .map(|h| h[..MIN_SHORT_HISTORY - 1].to_vec())
+            .collect();
+        assert!(record(&short).is_none());
+    }
+
     #[test]
     fn the_history_floor_is_how_far_this_machine_moves_whole_runs() {
-        // Twelve benchmarks, 15 runs each: quiet (±1%), in a fixed pseudo-random pattern.
-        let wobble = |b: usize, r: usize| 0.01 * (((b * 7 + r * 13) % 11) as f64 / 5.0 - 1.0);
-        let quiet: Vec<Vec<f64>> = (0..12)
-            .map(|b| (0..15).map(|r| 1.0 + b as f64 + wobble(b, r)).collect())
-            .collect();
+        let quiet = quiet_runs();
         fn view(h: &[Vec<f64>]) -> Vec<&[f64]> {
             h.iter().map(Vec::as_slice).collect()
         }

@@ -4,8 +4,8 @@
 use super::{Candidate, Input, kept_of_rounds};
 use crate::noise::{
     Assessed, BestHead, Floors, GUARDED_RUNS, OthersSpread, Rounds, assess, choose_claim,
-    fit_prior, history_floor, move_from_clean_base, observed_variance, pair_variance_share,
-    plain_others_spread, shared_spread, undisturbed,
+    fit_prior, history_floor, history_spread_record, move_from_clean_base, observed_variance,
+    pair_variance_share, plain_others_spread, shared_spread, undisturbed,
 };
 use crate::policy::{Policy, Statistic};
 use crate::sequential::Plan;
@@ -190,6 +190,9 @@ struct RunMoves {
     from_clean_base: Vec<f64>,
     others_from_clean_base: OthersSpread,
     machine: Option<f64>,
+    /// How far apart the machine's history shows its benchmarks moving between two runs: the
+    /// widest a `pass` floor's spread may read ([`history_spread_record`]).
+    spread_record: Option<f64>,
 }
 
 impl RunMoves {
@@ -204,6 +207,10 @@ impl RunMoves {
                 _ => *d,
             })
             .collect();
+        let histories: Vec<&[f64]> = candidates
+            .iter()
+            .filter_map(|c| input.history.get(c.id).map(Vec::as_slice))
+            .collect();
         let sorted = |values: &[f64]| {
             let mut sorted = values.to_vec();
             sorted.sort_by(f64::total_cmp);
@@ -213,12 +220,8 @@ impl RunMoves {
             others: OthersSpread::new(&sorted(&signed)),
             others_from_clean_base: OthersSpread::new(&sorted(&from_clean_base)),
             sorted_moves: sorted(&moves),
-            machine: history_floor(
-                &candidates
-                    .iter()
-                    .filter_map(|c| input.history.get(c.id).map(Vec::as_slice))
-                    .collect::<Vec<_>>(),
-            ),
+            machine: history_floor(&histories),
+            spread_record: history_spread_record(&histories),
             signed,
             moves,
             from_clean_base,
@@ -242,15 +245,18 @@ impl RunMoves {
             // a pull request that speeds up a third of the suite puts many below zero. Each
             // reading is robust to one of the two, and both bound what a faster host hides.
             // The faster reading leaves out what base runs slowed by interference added: they
-            // read faster by as much, on a host no faster.
-            shared: self
-                .others
-                .of(self.signed[j])
-                .zip(
-                    self.others_from_clean_base
-                        .faster_of(self.from_clean_base[j]),
-                )
-                .map(|(both, faster)| both.min(faster)),
+            // read faster by as much, on a host no faster. Neither spreads wider than the
+            // machine's history ever did: past that the others moved by their code.
+            shared: {
+                let widest = self.spread_record.unwrap_or(f64::INFINITY);
+                self.others
+                    .of_within(self.signed[j], widest)
+                    .zip(
+                        self.others_from_clean_base
+                            .faster_of_within(self.from_clean_base[j], widest),
+                    )
+                    .map(|(both, faster)| both.min(faster))
+            },
             plain: plain_others_spread(&self.sorted_moves, self.moves[j]),
         }
     }
