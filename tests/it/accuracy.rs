@@ -1027,6 +1027,127 @@ fn measure_real_changes(table: &mut Table, policy: &Policy, state: &str) {
     }
 }
 
+/// A real crate's pull request that moves half its suite (`scripts/record-crate.sh`):
+/// unicode-segmentation 1.12.0's `words` bench, 15 runs of the default branch on an idle
+/// machine, then 3 of a head whose word filter counts every alphanumeric character instead of
+/// stopping at the first (`src/word.rs`). Four benchmarks do more work by the code; five more
+/// read 5–19% faster in the changed executable, their code unchanged (docs/accuracy.md, "Half
+/// the suite moved by the change"). Nothing was tuned on it.
+const CRATE_RECORDING: &str = "useg-idle-2026-12-04";
+
+/// The benchmarks [`CRATE_RECORDING`]'s head changes by its code.
+const CRATE_CHANGED: [&str; 4] = [
+    "words/grapheme/arabic",
+    "words/grapheme/hindi",
+    "words/grapheme/korean",
+    "words/grapheme/russian",
+];
+
+/// The least share of [`CRATE_RECORDING`]'s unchanged benchmarks a stored baseline decides,
+/// from one head run and with re-runs: what the gate reaches today (30 and 14 of 60), held so
+/// that it does not fall back. Before the pass floor's spread was capped by the history's
+/// record it was 11.7% and 6.7%. #46 asks 90% and 97% beside up to three real changes; with
+/// re-runs fewer are decided than from one run (docs/accuracy.md, "Half the suite moved by
+/// the change").
+const CRATE_DECIDED: [f64; 2] = [0.5, 0.233];
+
+/// Tallies of one setting of [`real_crate_case`].
+#[derive(Default, Clone, Copy)]
+struct CrateTally {
+    unchanged: usize,
+    unchanged_decided: usize,
+    unchanged_regressed: usize,
+    changed: usize,
+    changed_regressed: usize,
+    changed_passed: usize,
+}
+
+/// [`CRATE_RECORDING`] as the Action's `pr` mode judges it: each history run from the tenth on
+/// as the base (its runs before it the history) against the head's first run alone, and with
+/// re-runs. Returns the report's section and the targets missed: no unchanged benchmark
+/// `regressed`, no changed one `pass`, and the unchanged decided at least [`CRATE_DECIDED`].
+fn real_crate_case(policy: &Policy) -> (String, Vec<String>) {
+    let history = load_runs(CRATE_RECORDING, "history-");
+    let heads = load_runs(CRATE_RECORDING, "head-");
+    assert!(history.len() > HISTORY && heads.len() == HEAD_RUNS);
+    let mut tallies = [CrateTally::default(); 2];
+    for i in HISTORY..history.len() {
+        let base = std::slice::from_ref(&history[i]);
+        let runs = ln_history(
+            &history[i.saturating_sub(HISTORY_WINDOW)..=i],
+            policy.statistic,
+        );
+        let one_run: Vec<(String, Verdict)> = evaluate(
+            &Input {
+                mode: Mode::StoredBaseline,
+                base_rounds: base,
+                head_rounds: &heads[..1],
+                history: &runs,
+            },
+            policy,
+        )
+        .benchmarks
+        .iter()
+        .filter(|b| b.ratio.is_some())
+        .map(|b| (b.id.clone(), b.verdict))
+        .collect();
+        let again: Vec<(String, Verdict)> = with_reruns(policy, base, &heads, &runs)
+            .into_iter()
+            .map(|o| (o.id, o.verdict))
+            .collect();
+        for (tally, outcomes) in tallies.iter_mut().zip([one_run, again]) {
+            for (id, verdict) in outcomes {
+                if CRATE_CHANGED.contains(&id.as_str()) {
+                    tally.changed += 1;
+                    tally.changed_regressed += usize::from(verdict == Verdict::Regressed);
+                    tally.changed_passed += usize::from(verdict == Verdict::Pass);
+                } else {
+                    tally.unchanged += 1;
+                    tally.unchanged_decided += usize::from(verdict != Verdict::Inconclusive);
+                    tally.unchanged_regressed += usize::from(verdict == Verdict::Regressed);
+                }
+            }
+        }
+    }
+    let mut out = format!(
+        "\n### A real crate's pull request that moves half its suite ({CRATE_RECORDING})\n\n| setting | unchanged decided | unchanged `regressed` | changed `regressed` | changed `pass` |\n|---|---:|---:|---:|---:|\n"
+    );
+    let mut failures = Vec::new();
+    for ((setting, tally), least) in ["one head run", "re-runs (to 3 head runs)"]
+        .iter()
+        .zip(tallies)
+        .zip(CRATE_DECIDED)
+    {
+        let share = |k: usize, n: usize| 100.0 * k as f64 / n.max(1) as f64;
+        let _ = writeln!(
+            out,
+            "| {setting} | {:.1}% ({} of {}) | {} | {:.1}% ({} of {}) | {} |",
+            share(tally.unchanged_decided, tally.unchanged),
+            tally.unchanged_decided,
+            tally.unchanged,
+            tally.unchanged_regressed,
+            share(tally.changed_regressed, tally.changed),
+            tally.changed_regressed,
+            tally.changed,
+            tally.changed_passed,
+        );
+        if tally.unchanged_regressed > 0 || tally.changed_passed > 0 {
+            failures.push(format!(
+                "{CRATE_RECORDING}, {setting}: {} unchanged regressed, {} changed passed",
+                tally.unchanged_regressed, tally.changed_passed
+            ));
+        }
+        let decided = tally.unchanged_decided as f64 / tally.unchanged.max(1) as f64;
+        if decided < least {
+            failures.push(format!(
+                "{CRATE_RECORDING}, {setting}: unchanged decided only {:.1}%",
+                100.0 * decided
+            ));
+        }
+    }
+    (out, failures)
+}
+
 /// One line per statistic and setting: the four numbers the targets are about.
 fn statistic_summary(name: &str, table: &Table) -> String {
     let mut out = String::new();
@@ -1198,8 +1319,9 @@ fn the_gate_meets_its_error_rates_on_real_a_a_data() {
     }
     let policy = Policy::default();
     let table = measure(&policy, &recordings);
+    let (crate_case, crate_failures) = real_crate_case(&policy);
     let report = format!(
-        "### Statistics compared\n\n{summary}\n### The default policy ({})\n{}\n### A run's own evidence of interference\n\n{}",
+        "### Statistics compared\n\n{summary}\n### The default policy ({})\n{}\n### A run's own evidence of interference\n\n{}{crate_case}",
         policy.statistic.name(),
         render(&table),
         own_evidence_of_interference()
@@ -1210,7 +1332,7 @@ fn the_gate_meets_its_error_rates_on_real_a_a_data() {
         &report,
     );
 
-    let mut failures = Vec::new();
+    let mut failures = crate_failures;
     // A stored baseline's identical comparisons decided, over both metrics (the issue's target
     // is per benchmark comparison): setting → (decided, compared).
     let mut stored_decided: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
