@@ -94,6 +94,7 @@ pub fn judge(input: &CountInput<'_>, limit: f64, policy: &Policy) -> BenchmarkRe
         too_noisy: None,
         futile: false,
         quarantined,
+        pass_on_floor: false,
     };
     if !(base > 0.0 && head > 0.0) {
         // A zero count cannot be compared as a ratio: the same zero is no change.

@@ -163,6 +163,10 @@ pub struct Assessed {
     /// Added to the upper bound `pass` and `warn` rest on: how far the base run sits above its
     /// recent floor (0 unless `pass_se` is the history's robust spread).
     pub pass_excess: f64,
+    /// A stored baseline's `pass` rests on the others' floor, at least the clean noise of one
+    /// head run, where the others moved further apart than the machine ever moved them (by
+    /// their code): more head runs in the same job cannot narrow it.
+    pub pass_on_floor: bool,
     /// A stored baseline's claim from its best head run ([`fastest_head_claim`]), where it
     /// has one; once [`choose_claim`] has chosen it, `p_slower` is its p-value.
     pub fastest: Option<FastestHead>,
@@ -788,6 +792,9 @@ pub struct Floors {
     pub shared: Option<f64>,
     /// Uncalibrated: every other move counts.
     pub plain: Option<f64>,
+    /// Whether `shared` was cut to the machine's record ([`history_spread_record`]): the
+    /// others moved further apart than the machine ever moved them, by their code.
+    pub shared_at_record: bool,
 }
 
 /// Assesses one benchmark.
@@ -847,7 +854,7 @@ pub fn assess(
     };
     let round_variance = round_variance.max(rounds.within);
     let se = (round_variance / n).sqrt().max(1e-12);
-    let (pass_se, pass_excess) = match (source, history, rounds.base_time) {
+    let (pass_se, pass_excess, pass_on_floor) = match (source, history, rounds.base_time) {
         (NoiseSource::History, Some(history), Some(base)) if rounds.d.len() == 1 => {
             let (reference, in_a_known_mode) = pass_reference(history, base, base + rounds.d[0]);
             one_sided_pass(
@@ -859,9 +866,10 @@ pub fn assess(
                 rounds.base_runs,
                 rounds.head_runs,
             )
-            .unwrap_or((se, 0.0))
+            .map(|(se, excess, on_floor)| (se, excess, on_floor && floors.shared_at_record))
+            .unwrap_or((se, 0.0, false))
         }
-        _ => (se, 0.0),
+        _ => (se, 0.0, false),
     };
     // A short history has not shown its benchmark's tails: a `regressed` is claimed against
     // tails as heavy as an uncalibrated one's.
@@ -894,6 +902,7 @@ pub fn assess(
         round_variance,
         pass_se,
         pass_excess,
+        pass_on_floor,
         fastest,
     }
 }
@@ -906,7 +915,9 @@ pub fn assess(
 /// `reference`, a run of its history that was clean ([`pass_reference`]). What is left is the
 /// clean noise, the history's robust spread (`1.4826 · MAD` of its successive differences), not
 /// the tail-aware one, whose jumps are what the excess bounds. The others' moves and the
-/// within-run interval stay floors. `None` when the history has no robust spread.
+/// within-run interval stay floors. The third value says whether the others' floor is at least
+/// the clean noise of one head run (see [`Assessed::pass_on_floor`]). `None` when the history
+/// has no robust spread.
 fn one_sided_pass(
     history: &[f64],
     base: f64,
@@ -915,15 +926,18 @@ fn one_sided_pass(
     within: f64,
     base_runs: usize,
     head_runs: usize,
-) -> Option<(f64, f64)> {
+) -> Option<(f64, f64, bool)> {
     let sigma = clean_sigma(history);
     if !sigma.is_finite() {
         return None;
     }
-    let variance = (2.0 * sigma * sigma * pair_variance_share(base_runs, head_runs))
-        .max(floor * floor)
-        .max(within);
-    Some((variance.sqrt().max(1e-12), base - reference))
+    let clean = |runs: usize| 2.0 * sigma * sigma * pair_variance_share(base_runs, runs);
+    let variance = clean(head_runs).max(floor * floor).max(within);
+    Some((
+        variance.sqrt().max(1e-12),
+        base - reference,
+        floor > 0.0 && floor * floor >= clean(1),
+    ))
 }
 
 /// How far, in standard deviations, a run may sit above the second fastest of its neighbours

@@ -159,6 +159,10 @@ pub struct BenchmarkResult {
     pub futile: bool,
     /// The reason from `benchgate.toml`'s `[[quarantine]]`: reported, never deciding.
     pub quarantined: Option<String>,
+    /// A stored baseline's `pass` bound rests on the others' floor, which more head runs in
+    /// the same job cannot narrow: its re-runs judge the `pass` once, at the first head run
+    /// ([`crate::decision::HeadReruns`]). Not written to the summary.
+    pub pass_on_floor: bool,
 }
 
 /// The confidence bound a verdict rests on: `upper` for `pass` and `inconclusive` (the
@@ -265,6 +269,7 @@ impl BenchmarkResult {
             too_noisy: None,
             futile: false,
             quarantined: policy.quarantine_reason(id).map(str::to_owned),
+            pass_on_floor: false,
         }
     }
 

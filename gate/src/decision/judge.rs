@@ -199,6 +199,7 @@ impl Judge<'_, '_> {
             too_noisy,
             futile,
             quarantined: policy.quarantine_reason(candidate.id).map(str::to_owned),
+            pass_on_floor: k.pass_on_floor,
         }
     }
 

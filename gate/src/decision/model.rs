@@ -229,6 +229,20 @@ impl RunMoves {
     }
 
     fn floors(&self, j: usize, head_runs: usize) -> Floors {
+        // The faster reading leaves out what base runs slowed by interference added: they
+        // read faster by as much, on a host no faster. Neither spreads wider than the
+        // machine's history ever did: past that the others moved by their code.
+        let shared_within = |widest: f64| {
+            self.others
+                .of_within(self.signed[j], widest)
+                .zip(
+                    self.others_from_clean_base
+                        .faster_of_within(self.from_clean_base[j], widest),
+                )
+                .map(|(both, faster)| both.min(faster))
+        };
+        let shared = shared_within(self.spread_record.unwrap_or(f64::INFINITY));
+        let uncapped = shared_within(f64::INFINITY);
         Floors {
             // The machine's typical move is one run's against one; the median of re-runs
             // moves less.
@@ -244,20 +258,9 @@ impl RunMoves {
             // A run slowed in most of its benchmarks centres the others above the clean ones;
             // a pull request that speeds up a third of the suite puts many below zero. Each
             // reading is robust to one of the two, and both bound what a faster host hides.
-            // The faster reading leaves out what base runs slowed by interference added: they
-            // read faster by as much, on a host no faster. Neither spreads wider than the
-            // machine's history ever did: past that the others moved by their code.
-            shared: {
-                let widest = self.spread_record.unwrap_or(f64::INFINITY);
-                self.others
-                    .of_within(self.signed[j], widest)
-                    .zip(
-                        self.others_from_clean_base
-                            .faster_of_within(self.from_clean_base[j], widest),
-                    )
-                    .map(|(both, faster)| both.min(faster))
-            },
+            shared,
             plain: plain_others_spread(&self.sorted_moves, self.moves[j]),
+            shared_at_record: shared < uncapped,
         }
     }
 }

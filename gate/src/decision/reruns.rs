@@ -32,6 +32,10 @@ pub struct HeadReruns {
     claimed: HashMap<String, BenchmarkResult>,
     /// The budgets as the first head run, the whole suite's, met them.
     budgets: Option<Vec<crate::budget::BudgetResult>>,
+    /// Benchmarks whose `pass` was judged once, at the first look, with all its error rate
+    /// (it rested on the others' floor, which head runs in the same job cannot narrow), and
+    /// not passed there: a later look may still claim a change, never a `pass` or `warn`.
+    pass_judged: std::collections::HashSet<String>,
 }
 
 /// One look: the decision so far, and the benchmarks another head run could still decide.
@@ -55,6 +59,7 @@ impl HeadReruns {
             open: HashMap::new(),
             claimed: HashMap::new(),
             budgets: None,
+            pass_judged: std::collections::HashSet::new(),
         }
     }
 
@@ -93,8 +98,20 @@ impl HeadReruns {
         // (on the idle recordings they decided 3–4% of throughput comparisons with 2.95 head
         // runs, against 76–83% at one). Known before any look, so no look is chosen by the data.
         let short = |id: &str| history.get(id).is_some_and(|h| is_short_history(h.len()));
-        let once = (runs == 1 && self.max > 1 && decision.benchmarks.iter().any(|b| short(&b.id)))
-            .then(|| evaluate_with(&input, policy, Plan::Fixed));
+        // A benchmark whose `pass` rests on the others' floor (`pass_on_floor`: how far the
+        // others moved in this job, which its re-runs on the same host do not change) cannot
+        // be passed by more head runs that one could not pass: spread over the looks, its
+        // share only widened the bound (docs/accuracy.md, "Half the suite moved by the
+        // change"). Its `pass` is judged once, here, with all its error rate; a change is
+        // still claimed look by look. Chosen from its history and the others' moves.
+        let floor_bound = |b: &BenchmarkResult| b.pass_on_floor && !short(&b.id);
+        let first = runs == 1 && self.max > 1;
+        let once = (first
+            && decision
+                .benchmarks
+                .iter()
+                .any(|b| short(&b.id) || floor_bound(b)))
+        .then(|| evaluate_with(&input, policy, Plan::Fixed));
         let mut open = Vec::new();
         let last_open = std::mem::take(&mut self.open);
         for b in &mut decision.benchmarks {
@@ -102,14 +119,27 @@ impl HeadReruns {
                 *b = frozen.clone();
                 continue;
             }
-            if let Some(at_once) = once
+            let at_once = once
                 .as_ref()
-                .filter(|_| short(&b.id))
-                .and_then(|d| d.benchmarks.iter().find(|o| o.id == b.id))
-            {
+                .and_then(|d| d.benchmarks.iter().find(|o| o.id == b.id));
+            if let Some(at_once) = at_once.filter(|_| short(&b.id)) {
                 *b = at_once.clone();
+            } else if first && floor_bound(b) && b.verdict == Verdict::Inconclusive {
+                match at_once.filter(|o| o.verdict == Verdict::Pass) {
+                    Some(passed) => *b = passed.clone(),
+                    None => {
+                        self.pass_judged.insert(b.id.clone());
+                    }
+                }
             }
             if b.rounds != runs
+                && let Some(before) = last_open.get(&b.id)
+            {
+                *b = before.clone();
+            }
+            // Its `pass` was judged at the first look: the look before stands.
+            if matches!(b.verdict, Verdict::Pass | Verdict::Warn)
+                && self.pass_judged.contains(&b.id)
                 && let Some(before) = last_open.get(&b.id)
             {
                 *b = before.clone();

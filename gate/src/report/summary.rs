@@ -493,6 +493,7 @@ fn benchmark_of(
         too_noisy: b.too_noisy,
         futile: b.futile,
         quarantined,
+        pass_on_floor: false,
     })
 }
 
