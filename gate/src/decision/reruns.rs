@@ -103,7 +103,9 @@ impl HeadReruns {
         // be passed by more head runs that one could not pass: spread over the looks, its
         // share only widened the bound (docs/accuracy.md, "Half the suite moved by the
         // change"). Its `pass` is judged once, here, with all its error rate; a change is
-        // still claimed look by look. Chosen from its history and the others' moves.
+        // still claimed look by look. Read from its history and the others' moves (its own
+        // head only says which floor applies: a head faster than its whole history takes the
+        // machine's), never from how near its change is to the limit.
         let floor_bound = |b: &BenchmarkResult| b.pass_on_floor && !short(&b.id);
         let first = runs == 1 && self.max > 1;
         let once = (first
