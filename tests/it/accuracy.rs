@@ -1032,7 +1032,8 @@ fn measure_real_changes(table: &mut Table, policy: &Policy, state: &str) {
 /// machine, then 3 of a head whose word filter counts every alphanumeric character instead of
 /// stopping at the first (`src/word.rs`). Four benchmarks do more work by the code; five more
 /// read 5–19% faster in the changed executable, their code unchanged (docs/accuracy.md, "Half
-/// the suite moved by the change"). Nothing was tuned on it.
+/// the suite moved by the change"). Recorded after the `pass` floor's cap was made on live
+/// runs of this same case: a check of that case, not a blind one.
 const CRATE_RECORDING: &str = "useg-idle-2026-12-04";
 
 /// The benchmarks [`CRATE_RECORDING`]'s head changes by its code.
@@ -1118,15 +1119,16 @@ fn real_crate_case(policy: &Policy) -> (String, Vec<String>) {
         .zip(tallies)
         .zip(CRATE_DECIDED)
     {
-        let share = |k: usize, n: usize| 100.0 * k as f64 / n.max(1) as f64;
+        let share = |k: usize, n: usize| k as f64 / n.max(1) as f64;
+        let decided = share(tally.unchanged_decided, tally.unchanged);
         let _ = writeln!(
             out,
             "| {setting} | {:.1}% ({} of {}) | {} | {:.1}% ({} of {}) | {} |",
-            share(tally.unchanged_decided, tally.unchanged),
+            100.0 * decided,
             tally.unchanged_decided,
             tally.unchanged,
             tally.unchanged_regressed,
-            share(tally.changed_regressed, tally.changed),
+            100.0 * share(tally.changed_regressed, tally.changed),
             tally.changed_regressed,
             tally.changed,
             tally.changed_passed,
@@ -1137,7 +1139,6 @@ fn real_crate_case(policy: &Policy) -> (String, Vec<String>) {
                 tally.unchanged_regressed, tally.changed_passed
             ));
         }
-        let decided = tally.unchanged_decided as f64 / tally.unchanged.max(1) as f64;
         if decided < least {
             failures.push(format!(
                 "{CRATE_RECORDING}, {setting}: unchanged decided only {:.1}%",
