@@ -1007,3 +1007,142 @@ fn a_pass_whose_bound_excludes_any_slowdown_reads_like_every_pass_and_an_improve
         "{read}"
     );
 }
+
+/// base64 0.23.1's `decode_small_input/decode/*` and `encode_small_input/encode/*` (MIT OR
+/// Apache-2.0), measured on this project's 2-core machine on 2026-12-05: the fastest sample of
+/// each of 10 default-branch runs in ns (`cargo bench --bench benchmarks --
+/// '_small_input/(encode|decode)/'`, each stored with `ingest --kind push`), the last of them
+/// the base, then a head whose decoder first scans its whole input for invalid bytes. A third
+/// of the runs read 1.5–2 times their level in a few benchmarks at a time: the machine, not
+/// the code.
+#[rustfmt::skip]
+const BASE64_RUNS: [(&str, u64, [f64; 11]); 10] = [
+    ("decode_small_input/decode/100", 100, [85.8, 154.1, 77.5, 84.3, 78.0, 85.4, 84.1, 151.6, 145.5, 88.0, 123.4]),
+    ("decode_small_input/decode/3", 3, [66.4, 48.2, 49.1, 51.7, 49.5, 72.2, 49.0, 82.2, 67.7, 56.3, 50.2]),
+    ("decode_small_input/decode/3072", 3072, [1329.4, 2013.4, 1276.3, 1364.2, 1246.9, 2183.4, 1365.8, 1461.2, 1438.8, 1454.4, 2765.5]),
+    ("decode_small_input/decode/50", 50, [68.6, 66.6, 63.5, 71.3, 64.9, 65.6, 66.8, 116.4, 64.4, 70.5, 94.0]),
+    ("decode_small_input/decode/500", 500, [270.8, 506.6, 247.9, 244.3, 233.7, 258.9, 267.3, 462.7, 420.1, 274.5, 496.4]),
+    ("encode_small_input/encode/100", 100, [101.1, 112.2, 104.6, 97.8, 98.1, 98.8, 98.4, 105.8, 121.3, 168.7, 110.1]),
+    ("encode_small_input/encode/3", 3, [31.5, 47.5, 29.1, 30.2, 49.7, 29.9, 41.5, 32.9, 30.1, 35.9, 32.9]),
+    ("encode_small_input/encode/3072", 3072, [1467.5, 1471.5, 2934.6, 1463.8, 1462.9, 1545.7, 1460.9, 2403.3, 1466.8, 1629.6, 1446.6]),
+    ("encode_small_input/encode/50", 50, [62.0, 60.8, 120.7, 103.3, 64.1, 71.0, 62.9, 64.6, 73.5, 68.6, 68.4]),
+    ("encode_small_input/encode/500", 500, [324.3, 319.9, 284.3, 285.9, 312.0, 291.3, 288.0, 328.4, 289.8, 547.3, 297.4]),
+];
+
+/// The base64 head against its stored baseline and history, one head run.
+fn base64_stored_baseline() -> Decision {
+    let run = |k: usize| {
+        BASE64_RUNS
+            .iter()
+            .map(|(id, bytes, ns)| measurement(id, ns[k], 0.01, Some(Throughput::Bytes(*bytes))))
+            .collect::<Vec<_>>()
+    };
+    let history: HashMap<String, Vec<f64>> = BASE64_RUNS
+        .iter()
+        .map(|(id, _, ns)| ((*id).to_owned(), ns[..10].iter().map(|v| v.ln()).collect()))
+        .collect();
+    evaluate(
+        &Input {
+            mode: Mode::StoredBaseline,
+            base_rounds: &[run(9)],
+            head_rounds: &[run(10)],
+            history: &history,
+        },
+        &Policy::default(),
+    )
+}
+
+/// A real crate's history that moves whole stretches of a run 1.5–2 times leaves a stored
+/// baseline unable to decide: the report says it is the machine's history, not the benchmarks,
+/// and points to what decided the same change (`ab`: every benchmark, right, in 4 rounds). Its
+/// headline does not promise that more rounds would settle what the plan's rounds cannot.
+#[test]
+fn a_history_too_noisy_for_a_stored_baseline_points_to_a_same_job_ab() {
+    let decision = base64_stored_baseline();
+    assert_eq!(decision.verdict, Overall::Inconclusive);
+    let noisy: Vec<&str> = decision
+        .benchmarks
+        .iter()
+        .filter(|b| b.too_noisy.is_some() && b.verdict == Verdict::Inconclusive)
+        .map(|b| b.id.as_str())
+        .collect();
+    assert_eq!(noisy.len(), 10, "{noisy:?}");
+    let markdown = render_markdown(
+        &decision,
+        &context_of("90b23d2d8b5b", "682d29eb0ef9"),
+        &Policy::default(),
+    );
+    let headline = markdown.lines().next().unwrap();
+    assert!(
+        headline.contains("4 of 10 benchmarks past their limit but unconfirmed")
+            && headline.ends_with("; all 10 too noisy to gate"),
+        "{headline}"
+    );
+    assert!(!headline.contains("more rounds"), "{headline}");
+    let section = markdown
+        .split("### Too noisy to gate (10)")
+        .nth(1)
+        .unwrap()
+        .split("| benchmark |")
+        .next()
+        .unwrap();
+    assert!(
+        section
+            .contains("this machine's stored runs of them move that far from one run to the next")
+            && section.contains("A same-job A/B (`benchgate ab`, the Action's `mode: ab`)"),
+        "{section}"
+    );
+    assert!(!section.contains("make them steadier"), "{section}");
+}
+
+/// Where some benchmark past its limit could still be decided by more rounds, the headline
+/// says so; and a same-job A/B's benchmark too noisy to gate is its own noise, not a machine's
+/// history.
+#[test]
+fn more_rounds_are_promised_only_where_they_could_decide() {
+    let (decision, context) = ab_regression();
+    let markdown = render_markdown(&decision, &context, &Policy::default());
+    let section = markdown.split("### Too noisy to gate").nth(1).unwrap();
+    assert!(section.contains("or make them steadier"), "{section}");
+    assert!(!section.contains("benchgate ab"), "{section}");
+
+    let mut decision = base64_stored_baseline();
+    let worst = decision
+        .benchmarks
+        .iter_mut()
+        .find(|b| b.id == "decode_small_input/decode/3072")
+        .unwrap();
+    worst.too_noisy = None;
+    let headline = render_markdown(
+        &decision,
+        &context_of("90b23d2d8b5b", "682d29eb0ef9"),
+        &Policy::default(),
+    )
+    .lines()
+    .next()
+    .unwrap()
+    .to_owned();
+    assert!(
+        headline.contains(
+            "; more rounds would confirm or clear them; 1 inconclusive, 9 too noisy to gate"
+        ),
+        "{headline}"
+    );
+}
+
+/// A context with nothing but the two sides' short SHAs.
+fn context_of(base: &str, head: &str) -> Context {
+    Context {
+        cost: None,
+        profiles: Vec::new(),
+        base: base.into(),
+        head: head.into(),
+        base_commit: None,
+        head_commit: None,
+        fingerprint: None,
+        builds: Vec::new(),
+        source: None,
+        incomplete: None,
+        notes: Vec::new(),
+    }
+}

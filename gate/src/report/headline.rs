@@ -96,8 +96,15 @@ pub(super) fn regression_headline(decision: &Decision) -> String {
                         .iter()
                         .filter(|b| is_too_noisy(b))
                         .count();
+                    // Only where some of them could still be decided: a benchmark too noisy
+                    // to gate stays undecided at the most rounds the plan allows.
+                    let more = if suspected.iter().all(|b| is_too_noisy(b)) {
+                        ""
+                    } else {
+                        "; more rounds would confirm or clear them"
+                    };
                     format!(
-                        "inconclusive: {} of {compared} benchmarks past their limit but unconfirmed (worst: {} {}); more rounds would confirm or clear them{}",
+                        "inconclusive: {} of {compared} benchmarks past their limit but unconfirmed (worst: {} {}){more}{}",
                         suspected.len(),
                         worst.id,
                         change_text(worst),

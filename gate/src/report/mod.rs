@@ -308,12 +308,32 @@ fn too_noisy(
 ",
             noisy.len()
         );
-        let _ = writeln!(
-            out,
-            "Undecided, and even at the most rounds the plan allows ({}) the smallest change these would call `regressed` would be larger than their limit. Quarantine them in `benchgate.toml` (`[[quarantine]]` with a `reason`) to report them without letting them decide, or make them steadier.
-",
-            noisy.iter().filter_map(|b| b.too_noisy).map(|t| t.rounds).max().unwrap_or(0)
-        );
+        let rounds = noisy
+            .iter()
+            .filter_map(|b| b.too_noisy)
+            .map(|t| t.rounds)
+            .max()
+            .unwrap_or(0);
+        if decision.mode == Mode::StoredBaseline
+            && noisy
+                .iter()
+                .any(|b| b.noise_source == Some(NoiseSource::History))
+        {
+            // The machine, not the benchmark, is what a stored baseline cannot see past; the
+            // same benchmarks side by side in one job decide (docs/accuracy.md, "A real crate on
+            // a machine that slows whole stretches of a run").
+            let _ = writeln!(
+                out,
+                "Undecided, and even at the most head runs the gate allows ({rounds}) the smallest change these would call `regressed` would be larger than their limit: this machine's stored runs of them move that far from one run to the next, and a stored baseline is no surer than they are. A same-job A/B (`benchgate ab`, the Action's `mode: ab`) runs base and head in turn in one job and decides them side by side. Or quarantine them in `benchgate.toml` (`[[quarantine]]` with a `reason`) to report them without letting them decide.
+"
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "Undecided, and even at the most rounds the plan allows ({rounds}) the smallest change these would call `regressed` would be larger than their limit. Quarantine them in `benchgate.toml` (`[[quarantine]]` with a `reason`) to report them without letting them decide, or make them steadier.
+"
+            );
+        }
         markdown_table(out, &noisy, false, pairs, links, fingerprint);
         out.push('\n');
     }
