@@ -39,6 +39,10 @@ pub struct Listed {
     pub ids: [Vec<String>; 2],
     /// Per side, each executable's target and the ids it selects.
     pub by_target: [Vec<(String, Vec<String>)>; 2],
+    /// Per side, the ids it listed once and not again: benchmarks named anew on every run (an
+    /// id built from the current time, say), which no two runs share. Left out of `ids` and
+    /// `by_target`.
+    pub renamed: [Vec<String>; 2],
 }
 
 impl Listed {
@@ -48,6 +52,13 @@ impl Listed {
         ids.sort();
         ids.dedup();
         ids
+    }
+
+    /// The benchmarks named anew on every run, as the side that listed more of them named
+    /// them (the head on a tie).
+    pub fn renamed_shown(&self) -> &[String] {
+        let [base, head] = &self.renamed;
+        if base.len() > head.len() { base } else { head }
     }
 
     /// Whether both sides select the same benchmarks.
@@ -85,7 +96,11 @@ pub fn check_bench_command(
             .zip(each)
             .collect();
     }
-    let listed = Listed { ids, by_target };
+    let mut listed = Listed {
+        ids,
+        by_target,
+        renamed: [Vec::new(), Vec::new()],
+    };
     let all = listed.union();
     if all.is_empty() {
         bail!(
@@ -108,28 +123,79 @@ pub fn check_bench_command(
                     side.name
                 )
             })?;
-        let mut expected = mine.clone();
-        expected.sort();
-        let mut got = narrowed;
-        got.sort();
-        if got != expected {
+        let missing: Vec<String> = mine
+            .iter()
+            .filter(|id| !narrowed.contains(id))
+            .cloned()
+            .collect();
+        if missing.is_empty() {
+            continue;
+        }
+        // An id the filter missed may be one the bench names anew on every run: listed once
+        // more as the user runs it, such an id is gone too.
+        let again = side_build::list(&side.executables, bench, None, &home, target_dir)
+            .with_context(|| format!("{checking}, listed again, {}", side.name))?;
+        if missing.iter().any(|id| again.contains(id)) {
             bail!(
                 "{checking}: with benchgate's exact-id filter the {} side lists {} of its {} benchmarks; benchgate cannot narrow later rounds of this command (ids with characters Criterion's filter does not take?)",
                 side.name,
-                got.len(),
-                expected.len()
+                mine.len() - missing.len(),
+                mine.len()
             );
         }
+        listed.ids[i].retain(|id| !missing.contains(id));
+        for (_, ids) in listed.by_target[i].iter_mut() {
+            ids.retain(|id| !missing.contains(id));
+        }
+        listed.renamed[i] = missing;
+    }
+    if listed.union().is_empty() {
+        bail!(
+            "{checking}: every benchmark the bench command selects is named anew on each run ({}), so no two runs can be compared",
+            renamed_text(listed.renamed_shown())
+        );
     }
     eprintln!(
         "benchgate: the bench command selects {} benchmarks{}",
-        all.len(),
+        listed.union().len(),
         bench
             .user_filter()
             .map(|f| format!(" (filter {f:?})"))
             .unwrap_or_default()
     );
     Ok(listed)
+}
+
+/// The note on benchmarks [`Listed::renamed`] leaves out of the rounds, or `None`.
+pub fn renamed_note(listed: &Listed) -> Option<String> {
+    let shown = listed.renamed_shown();
+    let one = shown.len() == 1;
+    (!shown.is_empty()).then(|| {
+        format!(
+            "Left out {} benchmark{} named anew on every run ({}, as one listing named {}): no two runs share {}, so none can be compared. An id built from a fixed value (`BenchmarkId::new(\"name\", \"now\")` rather than the current time) gates {}.",
+            shown.len(),
+            if one { "" } else { "s" },
+            renamed_text(shown),
+            if one { "it" } else { "them" },
+            if one { "its id" } else { "their ids" },
+            if one { "it" } else { "them" },
+        )
+    })
+}
+
+/// The first few of `ids`, in backticks.
+fn renamed_text(ids: &[String]) -> String {
+    const SHOWN: usize = 3;
+    let mut text = ids
+        .iter()
+        .take(SHOWN)
+        .map(|id| format!("`{id}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if ids.len() > SHOWN {
+        text.push_str(&format!(" and {} more", ids.len() - SHOWN));
+    }
+    text
 }
 
 /// Adds the benchmarks of executables both sides built alike (left out of the rounds) to

@@ -356,6 +356,10 @@ fn prepare(
         let pair = [&sides[0], &sides[1]];
         let listed = crate::ab::check_bench_command(pair, bench, scratch, target_dir)?;
         benchmarks = listed.union().len();
+        if let Some(note) = crate::ab::renamed_note(&listed) {
+            eprintln!("benchgate: {note}");
+            notes.push(note);
+        }
         let builds = crate::ab::identical::compare(pair, &listed, args.allow_identical_builds)?;
         if let Some(note) = builds.note() {
             eprintln!("benchgate: {note}");
@@ -371,6 +375,9 @@ fn prepare(
             ids.retain(|id| !unmeasured.contains(id));
             benchmarks = ids.len();
             measured = Some(ids);
+        } else if !listed.renamed_shown().is_empty() {
+            // The user's filter would run them again under new names every round.
+            measured = Some(listed.union());
         }
     }
     Ok(Prepared {

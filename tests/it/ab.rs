@@ -373,6 +373,50 @@ fn a_user_filter_is_replaced_when_rounds_narrow_on_criterion_0_4() {
     assert!(err.contains("round 3/8, "), "{err}");
 }
 
+/// chrono 0.4's `delayed_format/with_display/<now>`: a benchmark whose id carries the time it
+/// was listed. Criterion's exact-id filter found it gone before the first round, and `ab` stopped
+/// with "ids with characters Criterion's filter does not take?". Such a benchmark is left out,
+/// said so in the report, and the rest are gated.
+#[test]
+fn a_benchmark_named_anew_on_every_run_is_left_out_said_so_and_the_rest_gated() {
+    let repo = tally_repository(|tree| {
+        edit(
+            tree,
+            "benches/tally.rs",
+            "    group.finish();",
+            "    let now = std::time::SystemTime::now()\n        .duration_since(std::time::UNIX_EPOCH)\n        .unwrap()\n        .as_nanos();\n    group.bench_function(format!(\"stamped/{now}\"), |b| b.iter(|| tally::sum(black_box(10))));\n    group.finish();",
+        )
+    });
+    let _turn = timing_turn();
+    let output = ab_with(
+        repo.path(),
+        &tally_target(),
+        &[],
+        &["cargo", "bench", "--locked", "--", "small/"],
+    );
+    let err = assert_tally_sum_caught(&output, 3);
+    assert!(
+        err.contains("benchgate: Left out 1 benchmark named anew on every run (`small/stamped/"),
+        "{err}"
+    );
+    assert!(
+        err.contains("benchgate: the bench command selects 2 benchmarks (filter \"small/\")"),
+        "{err}"
+    );
+    let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let notes = summary["notes"].to_string();
+    assert!(
+        notes.contains("no two runs share its id, so none can be compared"),
+        "{notes}"
+    );
+    // No round stored it under any name: the rounds ran narrowed to the two.
+    let stored: Vec<String> = stored_runs(repo.path())
+        .iter()
+        .map(|run| run["n_benchmarks"].to_string())
+        .collect();
+    assert!(stored.iter().all(|n| n == "2"), "{stored:?}");
+}
+
 #[test]
 fn a_librarys_libtest_harness_that_refuses_criterions_options_is_left_out_and_said_so() {
     // Most crates: a library with unit tests and no `bench = false`, whose libtest harness
