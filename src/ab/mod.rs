@@ -10,6 +10,7 @@ pub mod plan;
 pub mod rounds;
 pub mod side;
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
@@ -123,6 +124,7 @@ pub fn check_bench_command(
                     side.name
                 )
             })?;
+        let narrowed: HashSet<&String> = narrowed.iter().collect();
         let missing: Vec<String> = mine
             .iter()
             .filter(|id| !narrowed.contains(id))
