@@ -1088,7 +1088,7 @@ fn a_history_too_noisy_for_a_stored_baseline_points_to_a_same_job_ab() {
         .unwrap();
     assert!(
         section
-            .contains("this machine's stored runs of them move that far from one run to the next")
+            .contains("a machine that moves them that far from one run to the next, or a change that moves much of the suite at once, looks to it like a disturbed run")
             && section.contains("A same-job A/B (`benchgate ab`, the Action's `mode: ab`)"),
         "{section}"
     );

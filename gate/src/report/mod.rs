@@ -319,12 +319,13 @@ fn too_noisy(
                 .iter()
                 .any(|b| b.noise_source == Some(NoiseSource::History))
         {
-            // The machine, not the benchmark, is what a stored baseline cannot see past; the
-            // same benchmarks side by side in one job decide (docs/accuracy.md, "A real crate on
-            // a machine that slows whole stretches of a run").
+            // The machine's history, or a run whose others the change moved far apart, is what a
+            // stored baseline cannot see past; the same benchmarks side by side in one job decide
+            // (docs/accuracy.md, "A real crate on a machine that slows whole stretches of a run"
+            // and "A change that moves most of the suite").
             let _ = writeln!(
                 out,
-                "Undecided, and even at the most head runs the gate allows ({rounds}) the smallest change these would call `regressed` would be larger than their limit: this machine's stored runs of them move that far from one run to the next, and a stored baseline is no surer than they are. A same-job A/B (`benchgate ab`, the Action's `mode: ab`) runs base and head in turn in one job and decides them side by side. Or quarantine them in `benchgate.toml` (`[[quarantine]]` with a `reason`) to report them without letting them decide.
+                "Undecided, and even at the most head runs the gate allows ({rounds}) the smallest change these would call `regressed` would be larger than their limit. A stored baseline reads their band from this machine's stored runs of them and from how far this run's other benchmarks moved beside them: a machine that moves them that far from one run to the next, or a change that moves much of the suite at once, looks to it like a disturbed run, and it is no surer than that. A same-job A/B (`benchgate ab`, the Action's `mode: ab`) runs base and head in turn in one job and decides them side by side. Or quarantine them in `benchgate.toml` (`[[quarantine]]` with a `reason`) to report them without letting them decide.
 "
             );
         } else {
