@@ -1029,6 +1029,12 @@ const BASE64_RUNS: [(&str, Option<u64>, [f64; 11]); 10] = [
     ("encode_small_input/encode/500", Some(500), [324.3, 319.9, 284.3, 285.9, 312.0, 291.3, 288.0, 328.4, 289.8, 547.3, 297.4]),
 ];
 
+/// The prose of a report's section: from its `heading` to its table.
+fn prose_under<'a>(markdown: &'a str, heading: &str) -> &'a str {
+    let section = markdown.split(heading).nth(1).expect(heading);
+    section.split("| benchmark |").next().unwrap_or(section)
+}
+
 /// The base64 head against its stored baseline and history, one head run.
 fn base64_stored_baseline() -> Decision {
     stored_baseline_of(&BASE64_RUNS)
@@ -1084,13 +1090,7 @@ fn a_history_too_noisy_for_a_stored_baseline_points_to_a_same_job_ab() {
         "{headline}"
     );
     assert!(!headline.contains("more rounds"), "{headline}");
-    let section = markdown
-        .split("### Too noisy to gate (10)")
-        .nth(1)
-        .unwrap()
-        .split("| benchmark |")
-        .next()
-        .unwrap();
+    let section = prose_under(&markdown, "### Too noisy to gate (10)");
     assert!(
         section
             .contains("a machine that moves them that far from one run to the next, or a change that moves much of the suite at once, looks to it like a disturbed run")
@@ -1186,13 +1186,7 @@ fn a_change_that_moves_most_of_the_suite_is_never_passed_and_its_band_is_not_bla
         &context_of("cd7568e6d65e", "2806ba730a9f"),
         &Policy::default(),
     );
-    let section = markdown
-        .split("### Too noisy to gate (")
-        .nth(1)
-        .unwrap()
-        .split("| benchmark |")
-        .next()
-        .unwrap();
+    let section = prose_under(&markdown, "### Too noisy to gate (");
     assert!(
         section.contains("how far this run's other benchmarks moved beside them")
             && section.contains("a change that moves much of the suite at once"),
