@@ -2,7 +2,7 @@
 //! order (A B, B A, ...), every run stored, and with adaptive rounds a look after each round
 //! from the second that sets the decided benchmarks aside.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant, SystemTime};
@@ -319,26 +319,38 @@ pub async fn run_rounds(
             clock.report(round + 1, max, None);
             continue;
         };
-        if round + 1 < 2 {
+        // Nothing is looked at before the second round, but the budget holds from the first: a
+        // first round that overran its plan (a suite that sets its own timing in code) ends the
+        // job here rather than overrun the budget as far again.
+        let open = if round + 1 < 2 {
             clock.report(round + 1, max, None);
-            continue;
-        }
-        let open = look(
-            &rounds,
-            &mut decided,
-            setting.policy,
-            setting.job.rounds.plan(),
-            round + 1,
-            stop_futile,
-        );
-        clock.report(round + 1, max, Some(open.len()));
-        if open.is_empty() {
-            eprintln!(
-                "benchgate: every benchmark decided after {} rounds",
-                round + 1
+            rounds[0][round]
+                .iter()
+                .chain(&rounds[1][round])
+                .map(|m| m.id.as_str())
+                .collect::<BTreeSet<&str>>()
+                .into_iter()
+                .map(str::to_owned)
+                .collect()
+        } else {
+            let open = look(
+                &rounds,
+                &mut decided,
+                setting.policy,
+                setting.job.rounds.plan(),
+                round + 1,
+                stop_futile,
             );
-            break;
-        }
+            clock.report(round + 1, max, Some(open.len()));
+            if open.is_empty() {
+                eprintln!(
+                    "benchgate: every benchmark decided after {} rounds",
+                    round + 1
+                );
+                break;
+            }
+            open
+        };
         // The next round starts only if it fits: as the rounds so far measured each benchmark
         // with a plan, else at the time a benchmark has taken so far.
         if let Some(budget) = clock.budget {
@@ -349,10 +361,10 @@ pub async fn run_rounds(
             let spent = clock.benchmarking.as_secs_f64();
             if round + 1 < max && spent + next > budget {
                 let mut said = format!(
-                    "budget ({}) is {} spent after {} rounds; another round of the {} undecided benchmarks (about {}) would not fit, so they stay undecided",
+                    "budget ({}) is {} spent after {}; another round of the {} undecided benchmarks (about {}) would not fit, so they stay undecided",
                     seconds(budget),
                     seconds(spent),
-                    round + 1,
+                    rounds_text(round + 1),
                     open.len(),
                     seconds(next)
                 );
@@ -368,8 +380,9 @@ pub async fn run_rounds(
                 break;
             }
         }
-        // A command that is not `cargo bench` cannot be told which benchmarks to run.
-        if setting.bench.is_some() {
+        // A command that is not `cargo bench` cannot be told which benchmarks to run; after the
+        // first round nothing is set aside yet, so the second runs as the first did.
+        if setting.bench.is_some() && round > 0 {
             undecided = Some(open);
         }
     }
@@ -566,6 +579,15 @@ struct Progress {
     benchmark_runs: usize,
     /// Seconds the rounds may take, when adaptive rounds have a budget.
     budget: Option<f64>,
+}
+
+/// `1 round`, `2 rounds`.
+fn rounds_text(rounds: usize) -> String {
+    if rounds == 1 {
+        "1 round".to_owned()
+    } else {
+        format!("{rounds} rounds")
+    }
 }
 
 /// Seconds for people, whole.

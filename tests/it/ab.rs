@@ -882,6 +882,14 @@ fn bench_script(side: &str, tree: &Path) -> String {
 /// `benchgate ab main~1 main --rounds ROUNDS` with `sh bench.sh` as the bench command, its
 /// runs logged to `log`.
 fn ab_script(repo: &Path, log: &Path, rounds: &str, extra: &[&str]) -> Output {
+    let mut args = vec!["--rounds", rounds];
+    args.extend_from_slice(extra);
+    ab_script_with(repo, log, &args)
+}
+
+/// `benchgate ab main~1 main ARGS` with `sh bench.sh` as the bench command, its runs logged to
+/// `log`.
+fn ab_script_with(repo: &Path, log: &Path, extra: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_benchgate"))
         .args([
             "ab",
@@ -889,8 +897,6 @@ fn ab_script(repo: &Path, log: &Path, rounds: &str, extra: &[&str]) -> Output {
             "main~1",
             "--head-ref",
             "main",
-            "--rounds",
-            rounds,
             "--repo",
             "acme/rocket",
             "--format",
@@ -964,6 +970,45 @@ fn rounds_alternate_are_stored_and_a_slower_head_fails() {
         1,
         "worktrees are removed: {worktrees}"
     );
+}
+
+/// A first round that spent more than the budget allows two (here a command that takes 2 s a
+/// side against `--budget 2s`): the job stops after it, says why, and runs no second round.
+#[test]
+fn a_first_round_that_spends_the_budget_is_the_last() {
+    let repo = tempfile::tempdir().unwrap();
+    git(repo.path(), &["init", "-q", "-b", "main"]);
+    let script =
+        |side: &str| bench_script(side, &corpus(TREE)).replace("set -e\n", "set -e\nsleep 2\n");
+    std::fs::write(repo.path().join("bench.sh"), script("base")).unwrap();
+    git(repo.path(), &["add", "bench.sh"]);
+    git(repo.path(), &["commit", "-q", "-m", "base"]);
+    std::fs::write(repo.path().join("bench.sh"), script("head")).unwrap();
+    git(repo.path(), &["commit", "-q", "-am", "head"]);
+
+    let log = repo.path().join("ab.log");
+    let output = ab_script_with(repo.path(), &log, &["--budget", "2s"]);
+    let log_text = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        log_text.lines().collect::<Vec<_>>(),
+        ["base", "head"],
+        "one round, no second: {}",
+        stderr(&output)
+    );
+    let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(summary["rounds"], 1);
+    let notes = summary["notes"].to_string();
+    assert!(
+        notes.contains("spent after 1 round;") && notes.contains("would not fit"),
+        "{notes}"
+    );
+    let regressed = summary["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["verdict"] == "regressed")
+        .count();
+    assert_eq!(regressed, 0, "one round fails nothing: {summary}");
 }
 
 #[test]
