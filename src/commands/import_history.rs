@@ -58,18 +58,20 @@ pub enum Suites {
     Prefix,
 }
 
-/// One run per commit measurement, oldest first. A history of one suite is one machine's
-/// (`profile`). With several suites (several keys under `entries`), each suite is its own
-/// machine ([`imported_suite_profile`]) with [`Suites::Machines`]; with [`Suites::Prefix`]
-/// the suites' entries of the same commit are one run on `profile` whose benchmarks carry
-/// their suite (`suite/name`). A commit measured again within a suite is the next attempt.
+/// One run per commit measurement, oldest first. With [`Suites::Machines`] each suite (each
+/// key under `entries`) is its own machine ([`imported_suite_profile`]), whether it shares its
+/// file with other suites or has a file of its own (a project that keeps its latency, its
+/// throughput and its memory in three histories); `profile` (`--fingerprint`) names the one
+/// machine of a history of one suite. With [`Suites::Prefix`] the suites' entries of the same
+/// commit are one run on `profile` (else the `imported` one) whose benchmarks carry their
+/// suite (`suite/name`). A commit measured again within a suite is the next attempt.
 /// Each value becomes one sample (the history kept no samples); its `range` (`± N` or
 /// `[low, high]`), when readable, becomes the interval.
 pub fn runs(
     path: &Path,
     repository: &RepositoryName,
     branch: &str,
-    profile: &HardwareProfile,
+    profile: Option<&HardwareProfile>,
     mode: Suites,
 ) -> anyhow::Result<Vec<NewRun>> {
     let text = std::fs::read_to_string(path)
@@ -77,8 +79,9 @@ pub fn runs(
     let entries = history::read(path, &text)?;
     let suites: std::collections::BTreeSet<&str> =
         entries.iter().map(|e| e.suite.as_str()).collect();
-    let machines = suites.len() > 1 && mode == Suites::Machines;
+    let machines = mode == Suites::Machines && (suites.len() > 1 || profile.is_none());
     let prefixed = suites.len() > 1 && mode == Suites::Prefix;
+    let profile = profile.cloned().unwrap_or_else(imported_profile);
     // (machine, commit, attempt) → the run's index; attempts count per (commit, suite).
     let mut attempts: HashMap<(&str, &str), u32> = HashMap::new();
     let mut index: HashMap<(&str, &str, u32), usize> = HashMap::new();
@@ -152,6 +155,44 @@ pub fn runs(
     Ok(runs)
 }
 
+/// A history of one suite that an earlier benchgate stored on the one `imported` profile of
+/// every single-suite history (before each suite was a machine of its own) stays there: `runs`
+/// moves onto it when the store holds runs of `repository` there that share a benchmark with
+/// them, so importing the history again adds to it rather than start a second machine.
+/// Whether it did.
+async fn keep_where_imported_before(
+    store: &Store,
+    repository: &RepositoryName,
+    runs: &mut [NewRun],
+) -> anyhow::Result<bool> {
+    let profiles: std::collections::BTreeSet<_> =
+        runs.iter().map(|r| r.profile.fingerprint()).collect();
+    if profiles.len() != 1 {
+        return Ok(false);
+    }
+    let earlier = imported_profile();
+    let Some(last) = store
+        .runs_on_fingerprint(repository, &earlier.fingerprint())
+        .await?
+        .pop()
+    else {
+        return Ok(false);
+    };
+    let stored = store.get_run(last.id).await?;
+    let ids: std::collections::HashSet<&BenchmarkId> =
+        stored.measurements.iter().map(|m| &m.id).collect();
+    let shared = runs
+        .iter()
+        .flat_map(|r| &r.measurements)
+        .any(|m| ids.contains(&m.id));
+    if shared {
+        for run in runs.iter_mut() {
+            run.profile = earlier.clone();
+        }
+    }
+    Ok(shared)
+}
+
 /// `benchgate import-history`.
 #[derive(clap::Args)]
 pub struct Args {
@@ -163,8 +204,9 @@ pub struct Args {
     /// The branch the history was measured on.
     #[arg(long, default_value = "main")]
     branch: String,
-    /// The machine's profile from `benchgate fingerprint --format json` [default: an
-    /// `imported` profile of its own, so imported runs are never compared with new ones].
+    /// The machine's profile from `benchgate fingerprint --format json`, for a history of one
+    /// suite [default: each suite its own imported machine, "imported suite NAME", so imported
+    /// runs are never compared with new ones].
     #[arg(long, value_name = "FILE")]
     fingerprint: Option<std::path::PathBuf>,
     /// What a history's several suites are: each its own machine, or prefixes of benchmark
@@ -188,10 +230,10 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     let db = store.db;
     let repository = RepositoryName::parse(&repo).context("--repo")?;
     let profile = match &fingerprint {
-        Some(file) => super::ingest::read_profile_file(file)?,
-        None => imported_profile(),
+        Some(file) => Some(super::ingest::read_profile_file(file)?),
+        None => None,
     };
-    let runs = runs(&path, &repository, &branch, &profile, suites)?;
+    let mut runs = runs(&path, &repository, &branch, profile.as_ref(), suites)?;
     let mut machines: Vec<(String, String)> = runs
         .iter()
         .map(|r| {
@@ -211,6 +253,21 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         );
     }
     let store = Store::connect(&db).await?;
+    let kept = match profile {
+        Some(_) => Ok(false),
+        None => keep_where_imported_before(&store, &repository, &mut runs).await,
+    };
+    let kept = match kept {
+        Ok(kept) => kept,
+        Err(error) => {
+            store.close().await;
+            return Err(error);
+        }
+    };
+    if kept {
+        let earlier = imported_profile();
+        machines = vec![(earlier.fingerprint().short().to_owned(), earlier.cpu_brand)];
+    }
     // One transaction: a run that cannot be stored leaves the store as it was.
     let outcome = store.ingest_all(&runs).await;
     store.close().await;
@@ -220,10 +277,15 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         .filter(|o| matches!(o, IngestOutcome::Created(_)))
         .count();
     match machines.as_slice() {
-        [(fingerprint, _)] => eprintln!(
-            "benchgate: imported {} runs of {repository} from {} ({created} new), fingerprint {fingerprint}",
+        [(fingerprint, brand)] => eprintln!(
+            "benchgate: imported {} runs of {repository} from {} ({created} new), fingerprint {fingerprint} ({brand}{})",
             runs.len(),
             path.display(),
+            if kept {
+                ", where an earlier import stored this history"
+            } else {
+                ""
+            }
         ),
         _ => {
             eprintln!(

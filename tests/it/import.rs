@@ -216,14 +216,26 @@ fn import(dir: &std::path::Path, relative: &str, repo: &str) -> std::process::Ou
     )
 }
 
+/// `import` of a mountpoint-s3 history that succeeds: its stderr.
+fn imported_mountpoint(dir: &std::path::Path, relative: &str) -> String {
+    let output = import(dir, relative, "awslabs/mountpoint-s3");
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{relative}: {err}");
+    err
+}
+
 #[test]
 fn custom_tools_import_with_their_units_and_direction() {
-    // mountpoint-s3: throughput in MiB/s (customBiggerIsBetter), peak memory in MiB and latency
-    // in milliseconds and seconds (customSmallerIsBetter).
+    // mountpoint-s3 keeps three histories, each of one suite: throughput in MiB/s
+    // (customBiggerIsBetter), peak memory in MiB and latency in milliseconds and seconds
+    // (customSmallerIsBetter). Imported into one store, as a user would, each suite is a
+    // machine of its own, as it would be were the three suites in one file.
     let commit = "58817cab2fc3020a422d8aa14049a86b296f4498";
-    for (file, id, unit, direction, value) in [
+    let dir = tempfile::tempdir().unwrap();
+    let files = [
         (
             "awslabs__mountpoint-s3/dev/bench/data.js",
+            "Throughput Benchmark (S3 Standard)",
             "sequential_read,sequential_write_four_threads",
             Some("MiB/s"),
             "higher",
@@ -231,6 +243,7 @@ fn custom_tools_import_with_their_units_and_direction() {
         ),
         (
             "awslabs__mountpoint-s3/dev/bench/peak_mem_usage/data.js",
+            "Throughput Benchmark - Peak Memory Usage (S3 Standard)",
             "mix_1r4w",
             Some("MiB"),
             "lower",
@@ -238,33 +251,161 @@ fn custom_tools_import_with_their_units_and_direction() {
         ),
         (
             "awslabs__mountpoint-s3/dev/latency_bench/data.js",
+            "Latency Benchmark (S3 Standard)",
             "readdir_100",
             None,
             "lower",
             0.047e9,
         ),
-    ] {
-        let dir = tempfile::tempdir().unwrap();
-        let output = import(dir.path(), file, "awslabs/mountpoint-s3");
-        assert_eq!(output.status.code(), Some(0), "{file}: {}", stderr(&output));
-        assert!(stderr(&output).contains("(8 new)"), "{}", stderr(&output));
-        let measurements = latest_measurements(dir.path());
+    ];
+    for (file, suite, id, unit, direction, value) in files {
+        let err = imported_mountpoint(dir.path(), file);
+        assert!(err.contains("(8 new)"), "{err}");
+        assert!(err.contains(&format!("(imported suite {suite})")), "{err}");
+        // This file's newest entry, alone on its suite's machine.
+        let short = err.split("fingerprint ").nth(1).unwrap()[..12].to_owned();
+        let runs = json(&benchgate(
+            dir.path(),
+            &["runs", "--all", "--format", "json"],
+        ));
+        let newest = runs
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["fingerprint"].as_str().unwrap().starts_with(&short))
+            .max_by_key(|r| r["recorded_at"].as_str().unwrap().to_owned())
+            .unwrap();
+        assert_eq!(newest["commit"], commit);
+        let shown = benchgate(
+            dir.path(),
+            &["show", &newest["id"].to_string(), "--format", "json"],
+        );
+        let shown: Value = serde_json::from_slice(&shown.stdout).unwrap();
+        let measurements = shown["measurements"].as_array().unwrap();
         let m = measurements
             .iter()
             .find(|m| m["id"] == id)
             .unwrap_or_else(|| panic!("{file}: no {id}"));
         assert_eq!(m["median"]["point"], value, "{file}");
         match unit {
-            Some(unit) => assert_eq!(
-                m["metric"],
-                serde_json::json!({"unit": unit, "direction": direction}),
-                "{file}"
+            Some(unit) => {
+                assert!(
+                    measurements.iter().all(|m| m["metric"]
+                        == serde_json::json!({"unit": unit, "direction": direction})),
+                    "{file}: {measurements:?}"
+                )
+            }
+            None => assert!(
+                measurements
+                    .iter()
+                    .all(|m| m.get("metric").is_none_or(Value::is_null)),
+                "times only: {measurements:?}"
             ),
-            None => assert!(m.get("metric").is_none_or(Value::is_null), "a time: {m}"),
         }
-        let runs = json(&benchgate(dir.path(), &["runs", "--format", "json"]));
-        assert_eq!(runs.as_array().unwrap().last().unwrap()["commit"], commit);
     }
+    // Again: nothing new, each file onto its own machine.
+    for (file, ..) in files {
+        let err = imported_mountpoint(dir.path(), file);
+        assert!(err.contains("(0 new)"), "{err}");
+    }
+    let runs = json(&benchgate(
+        dir.path(),
+        &["runs", "--all", "--format", "json"],
+    ));
+    let runs = runs.as_array().unwrap();
+    assert_eq!(runs.len(), 24);
+    let machines: std::collections::BTreeSet<&str> = runs
+        .iter()
+        .filter(|r| r["commit"] == commit)
+        .map(|r| r["fingerprint"].as_str().unwrap())
+        .collect();
+    assert_eq!(machines.len(), 3, "{runs:?}");
+    let out = dir.path().join("site");
+    let output = benchgate(dir.path(), &["dashboard", "--out", out.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let root = std::fs::read_to_string(out.join("index.html")).unwrap();
+    for (_, suite, ..) in files {
+        assert!(
+            root.contains(&format!("· imported suite {suite} · newest run 2026-08-22")),
+            "{suite}: {root}"
+        );
+    }
+}
+
+/// The profile every single-suite history was imported on before each suite was a machine of
+/// its own, as `benchgate fingerprint --format json` writes it.
+const EARLIER_IMPORTED_PROFILE: &str = r#"{
+  "fingerprint": "f03fcfd25dd7d01f607087e6625c05e3706fd5ffe3244deb5eb4e991591030c2",
+  "profile": {
+    "cpu_arch": "unknown", "cpu_vendor": "unknown",
+    "cpu_brand": "imported from github-action-benchmark",
+    "physical_cores": 0, "logical_cores": 0, "memory_gib": 0, "cpu_features": [],
+    "os_name": "unknown", "os_major_version": "unknown",
+    "runner_image": null, "runner_image_version": null,
+    "rustc_version": "unknown", "host_triple": "unknown", "hostname": null,
+    "cpu_frequency_mhz": null, "kernel_version": null, "os_version": null
+  }
+}"#;
+
+#[test]
+fn a_history_an_earlier_import_stored_is_added_to_where_it_is() {
+    // A store where an earlier benchgate put mountpoint-s3's throughput history on its one
+    // `imported` profile, its newest 3 entries not yet imported.
+    let dir = tempfile::tempdir().unwrap();
+    let data = corpus("awslabs__mountpoint-s3/dev/bench/data.js");
+    let text = std::fs::read_to_string(&data).unwrap();
+    let start = text.find('{').unwrap();
+    let mut history: Value =
+        serde_json::from_str(text[start..].trim_end().trim_end_matches(';')).unwrap();
+    let entries = history["entries"]["Throughput Benchmark (S3 Standard)"]
+        .as_array_mut()
+        .unwrap();
+    entries.truncate(entries.len() - 3);
+    let older = dir.path().join("older.json");
+    std::fs::write(&older, history.to_string()).unwrap();
+    let profile = dir.path().join("imported.json");
+    std::fs::write(&profile, EARLIER_IMPORTED_PROFILE).unwrap();
+    let earlier = [
+        "import-history",
+        older.to_str().unwrap(),
+        "--repo",
+        "awslabs/mountpoint-s3",
+        "--fingerprint",
+        profile.to_str().unwrap(),
+    ];
+    let output = benchgate(dir.path(), &earlier);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+
+    // Imported again, whole: the 3 newest added on the same machine, not a second one.
+    let err = imported_mountpoint(dir.path(), "awslabs__mountpoint-s3/dev/bench/data.js");
+    assert!(
+        err.contains("(3 new), fingerprint f03fcfd25dd7 (imported from github-action-benchmark, where an earlier import stored this history)"),
+        "{err}"
+    );
+    // Another history of the same repository is a machine of its own beside it.
+    let err = imported_mountpoint(
+        dir.path(),
+        "awslabs__mountpoint-s3/dev/latency_bench/data.js",
+    );
+    assert!(
+        err.contains("(8 new)") && err.contains("(imported suite Latency Benchmark (S3 Standard))"),
+        "{err}"
+    );
+    let runs = json(&benchgate(
+        dir.path(),
+        &["runs", "--all", "--format", "json"],
+    ));
+    let mut per_machine: std::collections::BTreeMap<&str, usize> = Default::default();
+    for run in runs.as_array().unwrap() {
+        *per_machine
+            .entry(run["fingerprint"].as_str().unwrap())
+            .or_default() += 1;
+    }
+    assert_eq!(per_machine.len(), 2, "{per_machine:?}");
+    assert_eq!(
+        per_machine.get("f03fcfd25dd7d01f607087e6625c05e3706fd5ffe3244deb5eb4e991591030c2"),
+        Some(&8)
+    );
 }
 
 #[test]
