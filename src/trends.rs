@@ -43,15 +43,19 @@ pub async fn load(store: &Store, budgets: &[Budget]) -> anyhow::Result<Vec<Repos
     }
     // repository → fingerprint → benchmark → points
     let mut tree: BTreeMap<String, HashMap<String, Gathering>> = BTreeMap::new();
-    // (repository, benchmark) → a custom metric's unit, and whether higher is better
-    let mut units: HashMap<(String, String), (String, bool)> = HashMap::new();
+    // (repository, fingerprint, benchmark) → a custom metric's unit, and whether higher is
+    // better, as its newest run has them: one name may be another metric on another machine
+    // (mountpoint-s3's `seq_read_skip_17m` is MiB/s on one imported suite, MiB on another).
+    let mut units: HashMap<(String, String, String), Option<(String, bool)>> = HashMap::new();
     for row in rows {
-        if let Some(unit) = &row.unit {
-            units.insert(
-                (row.repository.clone(), row.benchmark.clone()),
-                (unit.clone(), row.higher_is_better),
-            );
-        }
+        units.insert(
+            (
+                row.repository.clone(),
+                row.fingerprint.clone(),
+                row.benchmark.clone(),
+            ),
+            row.unit.clone().map(|unit| (unit, row.higher_is_better)),
+        );
         let machines = tree.entry(row.repository.clone()).or_default();
         let (newest, benchmarks) = machines.entry(row.fingerprint.clone()).or_default();
         *newest = (*newest).max(row.recorded_at_ms);
@@ -75,14 +79,18 @@ pub async fn load(store: &Store, budgets: &[Budget]) -> anyhow::Result<Vec<Repos
                         newest,
                         Machine {
                             components: components.get(&fingerprint).cloned().unwrap_or_default(),
-                            fingerprint,
                             series: benchmarks
                                 .into_iter()
                                 .map(|(benchmark, points)| {
                                     let points = one_per_commit(points);
                                     let (unit, higher_is_better) = units
-                                        .get(&(name.clone(), benchmark.clone()))
+                                        .get(&(
+                                            name.clone(),
+                                            fingerprint.clone(),
+                                            benchmark.clone(),
+                                        ))
                                         .cloned()
+                                        .flatten()
                                         .map_or((None, false), |(unit, higher)| {
                                             (Some(unit), higher)
                                         });
@@ -102,6 +110,8 @@ pub async fn load(store: &Store, budgets: &[Budget]) -> anyhow::Result<Vec<Repos
                                     }
                                 })
                                 .collect(),
+                            // Moved in last: `series` reads it.
+                            fingerprint,
                         },
                     )
                 })

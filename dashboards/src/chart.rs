@@ -57,7 +57,7 @@ pub fn trend_svg(
     {
         let root = SVGBackend::with_string(&mut svg, (960, 420)).into_drawing_area();
         root.fill(&WHITE).ok()?;
-        let (y_bottom, y_top) = y_range(points, scale);
+        let (y_bottom, y_top) = y_range(points, scale, unit.is_none());
         let n = points.len();
         let mut chart = ChartBuilder::on(&root)
             .caption(title, ("sans-serif", 18))
@@ -91,7 +91,7 @@ pub fn trend_svg(
             .light_line_style(RGBColor(235, 235, 235))
             .draw()
             .ok()?;
-        draw_values(&mut chart, points, scale)?;
+        draw_values(&mut chart, points, scale, unit.is_none())?;
         for change in changes {
             let x = change.index as f64 - 0.5;
             chart
@@ -111,11 +111,16 @@ pub fn trend_svg(
 /// The trend chart's drawing area: runs along x, values (or their logarithms) along y.
 type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
 
-/// The y axis's range: every value, interval and fastest iteration, with a margin.
-fn y_range(points: &[Point], scale: Scale) -> (f64, f64) {
+/// The y axis's range: every value, interval and (of a time) fastest iteration, with a margin.
+fn y_range(points: &[Point], scale: Scale, timed: bool) -> (f64, f64) {
     let low = points
         .iter()
-        .map(|p| scale.y(p.lower.min(p.value).min(p.fastest)))
+        .map(|p| {
+            scale
+                .y(p.lower
+                    .min(p.value)
+                    .min(if timed { p.fastest } else { p.value }))
+        })
         .fold(f64::INFINITY, f64::min);
     let high = points
         .iter()
@@ -132,8 +137,15 @@ fn y_range(points: &[Point], scale: Scale) -> (f64, f64) {
     (y_bottom, high + pad)
 }
 
-/// Each run's interval (a band), its median (a line) and its fastest iteration (a grey line).
-fn draw_values(chart: &mut Chart<'_, '_>, points: &[Point], scale: Scale) -> Option<()> {
+/// Each run's interval (a band), its median (a line) and, of a time, its fastest iteration (a
+/// grey line). A custom metric's lowest sample is not what the gate judges (nor, of a rate, the
+/// best), and the legend does not name it: it is not drawn.
+fn draw_values(
+    chart: &mut Chart<'_, '_>,
+    points: &[Point],
+    scale: Scale,
+    timed: bool,
+) -> Option<()> {
     // The interval band: upper edge forwards, lower edge back.
     let band: Vec<(f64, f64)> = points
         .iter()
@@ -160,7 +172,9 @@ fn draw_values(chart: &mut Chart<'_, '_>, points: &[Point], scale: Scale) -> Opt
     line(|p| p.value, BLUE.mix(0.5).stroke_width(1))?;
     // What the gate judges: each run's fastest iteration, a grey line (no markers: the
     // circles are the medians, each with its tooltip).
-    line(|p| p.fastest, RGBColor(110, 119, 129).stroke_width(1))?;
+    if timed {
+        line(|p| p.fastest, RGBColor(110, 119, 129).stroke_width(1))?;
+    }
     Some(())
 }
 
@@ -289,14 +303,27 @@ fn with_tooltips(
             break;
         };
         out.push_str(&rest[..start]);
+        // An interval only where there is one (an imported history's value may have none),
+        // and the fastest iteration only of a time.
+        let interval = if point.lower < point.value || point.upper > point.value {
+            format!(
+                " ({} – {})",
+                format_measure(point.lower, unit),
+                format_measure(point.upper, unit)
+            )
+        } else {
+            String::new()
+        };
+        let fastest = if unit.is_none() {
+            format!(" · fastest {}", format_measure(point.fastest, unit))
+        } else {
+            String::new()
+        };
         let tooltip = format!(
-            "#{i} · {} · {} · {} ({} – {}) · fastest {}",
+            "#{i} · {} · {} · {}{interval}{fastest}",
             &point.commit[..point.commit.len().min(12)],
             date(point.recorded_at_ms),
             format_measure(point.value, unit),
-            format_measure(point.lower, unit),
-            format_measure(point.upper, unit),
-            format_measure(point.fastest, unit),
         );
         // Written straight into the page: this runs for every point of every chart.
         if let Some(url) = commit_url {

@@ -129,3 +129,32 @@ fn a_sevenfold_step_is_drawn_on_a_log_axis_that_keeps_the_noise_visible() {
     let svg = trend_svg("parse/json", &self::points(), &[], &[], None, None).unwrap();
     assert!(!svg.contains("log scale"));
 }
+
+#[test]
+fn a_custom_metric_is_drawn_without_a_fastest_iteration_and_a_bare_value_without_an_interval() {
+    // A rate with samples (its lowest 2% under its median), and one value imported bare.
+    let mut points = points();
+    for point in &mut points {
+        point.value = 1000.0 + point.value;
+        point.lower = point.value * 0.99;
+        point.upper = point.value * 1.01;
+        point.fastest = point.value * 0.98;
+    }
+    points[8].lower = points[8].value;
+    points[8].upper = points[8].value;
+    let svg = trend_svg("sequential_read", &points, &[], &[], Some("MiB/s"), None).unwrap();
+    assert_eq!(svg.matches("stroke=\"#6E7781\"").count(), 0, "{svg}");
+    assert!(!svg.contains("fastest"), "{svg}");
+    assert!(
+        svg.contains("<title>#8 · 000000000000 · 2023-11-22 · 1,124 MiB/s</title>"),
+        "{svg}"
+    );
+    assert!(
+        svg.contains("<title>#7 · 000000000000 · 2023-11-21 · 1,100 MiB/s (1,089 MiB/s – 1,111 MiB/s)</title>"),
+        "{svg}"
+    );
+    // A time keeps its grey line and its fastest iteration.
+    let timed = trend_svg("parse/json", &points, &[], &[], None, None).unwrap();
+    assert_eq!(timed.matches("stroke=\"#6E7781\"").count(), 1, "{timed}");
+    assert!(timed.contains(" · fastest "), "{timed}");
+}

@@ -330,6 +330,34 @@ fn custom_tools_import_with_their_units_and_direction() {
             "{suite}: {root}"
         );
     }
+    // `seq_read_skip_17m` is a rate on one machine and a size on another: each machine's index
+    // and page read it in its own unit.
+    let index_of = |suite: &str| {
+        let machines = out.join("awslabs/mountpoint-s3");
+        std::fs::read_dir(&machines)
+            .unwrap()
+            .map(|entry| std::fs::read_to_string(entry.unwrap().path().join("index.html")).unwrap())
+            .find(|html| html.contains(&format!("</code>: imported suite {suite}</")))
+            .unwrap_or_else(|| panic!("no index of {suite}"))
+    };
+    let cell = |html: &str| {
+        let at = html
+            .find(">seq_read_skip_17m</a></td><td class=\"num\">")
+            .unwrap();
+        let rest = &html[at..];
+        let start = rest.find("\"num\">").unwrap() + 6;
+        rest[start..start + rest[start..].find('<').unwrap()].to_owned()
+    };
+    assert_eq!(
+        cell(&index_of("Throughput Benchmark (S3 Standard)")),
+        "1,254 MiB/s"
+    );
+    assert_eq!(
+        cell(&index_of(
+            "Throughput Benchmark - Peak Memory Usage (S3 Standard)"
+        )),
+        "2,156 MiB"
+    );
 }
 
 /// The profile every single-suite history was imported on before each suite was a machine of
