@@ -182,17 +182,31 @@ impl CargoBench {
             .any(|w| *w == flag || w.starts_with(&format!("{flag}=")))
     }
 
-    /// What every bench executable is given: `--bench`, the options, and the user's filter or,
-    /// with `only`, an exact-id filter in its place (the ids a later round re-runs are among
-    /// those the user's filter selected).
+    /// [`Self::executable_args_each`] of a few ids, without `extra` options.
+    #[cfg(test)]
     pub fn executable_args(&self, only: Option<&[String]>) -> Vec<String> {
         self.executable_args_with(only, &[])
     }
 
-    /// [`Self::executable_args`] with `extra` options (an A/B plan's timing) after the user's,
-    /// in place of the user's options of the same names: Criterion's clap refuses an option
-    /// given twice.
+    /// [`Self::executable_args_each`] of a few ids: one filter.
+    #[cfg(test)]
     pub fn executable_args_with(&self, only: Option<&[String]>, extra: &[String]) -> Vec<String> {
+        let mut each = self.executable_args_each(only, extra);
+        assert_eq!(each.len(), 1, "a test's few ids are one filter");
+        each.remove(0)
+    }
+
+    /// What every bench executable is given, once per element: `--bench`, the options, `extra`
+    /// options (an A/B plan's timing) after the user's, in place of the user's options of the
+    /// same names (Criterion's clap refuses an option given twice), and the user's filter or,
+    /// with `only`, an exact-id filter in its place (the ids a later round re-runs are among
+    /// those the user's filter selected), in as many parts as [`exact_filters`] makes: the
+    /// executable is run once with each, and together they select `only`.
+    pub fn executable_args_each(
+        &self,
+        only: Option<&[String]>,
+        extra: &[String],
+    ) -> Vec<Vec<String>> {
         let replaced: Vec<&str> = extra
             .iter()
             .filter(|w| w.starts_with("--"))
@@ -212,23 +226,39 @@ impl CargoBench {
         }
         args.extend(extra.iter().cloned());
         match only {
-            Some(ids) => args.push(exact_filter(ids)),
+            Some(ids) => exact_filters(ids)
+                .into_iter()
+                .map(|filter| {
+                    let mut each = args.clone();
+                    each.push(filter);
+                    each
+                })
+                .collect(),
             None => {
                 if self.exact {
                     args.push("--exact".to_owned());
                 }
                 args.extend(self.filter.iter().cloned());
+                vec![args]
             }
         }
+    }
+
+    /// What the user's own command gives every executable, with `--list`.
+    pub fn list_args(&self) -> Vec<String> {
+        let mut args: Vec<String> = self.executable_args_each(None, &[]).concat();
+        args.push("--list".to_owned());
         args
     }
 
-    /// [`Self::executable_args`] for Criterion's `--list`: the options that conflict with it
-    /// left out.
-    pub fn list_args(&self, only: Option<&[String]>) -> Vec<String> {
-        let mut args = self.executable_args(only);
-        args.push("--list".to_owned());
-        args
+    /// [`Self::executable_args_each`] for Criterion's `--list`: the options that conflict with
+    /// it left out.
+    pub fn list_args_each(&self, only: Option<&[String]>) -> Vec<Vec<String>> {
+        let mut each = self.executable_args_each(only, &[]);
+        for args in &mut each {
+            args.push("--list".to_owned());
+        }
+        each
     }
 }
 
@@ -268,23 +298,48 @@ fn split_words(words: &[String], long: &[&str], short: &[char]) -> Vec<Word> {
     out
 }
 
-/// A Criterion filter matching exactly these benchmark ids.
-pub fn exact_filter(ids: &[String]) -> String {
-    let escaped: Vec<String> = ids
-        .iter()
-        .map(|id| {
-            id.chars()
-                .flat_map(|c| {
-                    let special = "\\.+*?()|[]{}^$#&-~".contains(c);
-                    special
-                        .then_some('\\')
-                        .into_iter()
-                        .chain(std::iter::once(c))
-                })
-                .collect()
+/// The longest exact-id filter one run is given. Linux refuses to start a program with any one
+/// argument over 128 KiB (`MAX_ARG_STRLEN`: "Argument list too long"), which a filter of every
+/// id in a suite of a thousand long-named benchmarks is; Windows takes 32 K characters for the
+/// whole command line. A filter this long is also a small regular expression for Criterion to
+/// compile.
+pub const MAX_FILTER_BYTES: usize = 16 * 1024;
+
+/// Criterion filters that together match exactly these benchmark ids, each at most
+/// [`MAX_FILTER_BYTES`] long (an id longer than that alone is a filter of its own), in the ids'
+/// order: one filter for all of them, unless they are many.
+pub fn exact_filters(ids: &[String]) -> Vec<String> {
+    // `^(?:` and `)$`, and a `|` between ids.
+    const FRAME: usize = 6;
+    let mut filters = Vec::new();
+    let mut part: Vec<String> = Vec::new();
+    let mut length = FRAME;
+    for id in ids {
+        let escaped = escape(id);
+        if !part.is_empty() && length + 1 + escaped.len() > MAX_FILTER_BYTES {
+            filters.push(format!("^(?:{})$", part.join("|")));
+            part.clear();
+            length = FRAME;
+        }
+        length += escaped.len() + usize::from(!part.is_empty());
+        part.push(escaped);
+    }
+    filters.push(format!("^(?:{})$", part.join("|")));
+    filters
+}
+
+/// An id with the characters a regular expression reads escaped. (Criterion's filter is a
+/// `regex` crate expression; benchgate does not otherwise need the crate.)
+fn escape(id: &str) -> String {
+    id.chars()
+        .flat_map(|c| {
+            let special = "\\.+*?()|[]{}^$#&-~".contains(c);
+            special
+                .then_some('\\')
+                .into_iter()
+                .chain(std::iter::once(c))
         })
-        .collect();
-    format!("^(?:{})$", escaped.join("|"))
+        .collect()
 }
 
 /// The benchmark ids in the output of Criterion's `--list` (`id: bench` in 0.3 and 0.4,
@@ -477,8 +532,71 @@ mod tests {
         let out = "setting up\nsmall_input/encode/3: bench\nparse: benchmark\nx: test\n";
         assert_eq!(listed_ids(out), ["small_input/encode/3", "parse"]);
         assert_eq!(
-            exact_filter(&ids(&["a.b/c d", "x-y"])),
-            r"^(?:a\.b/c d|x\-y)$"
+            exact_filters(&ids(&["a.b/c d", "x-y"])),
+            [r"^(?:a\.b/c d|x\-y)$"]
+        );
+    }
+
+    #[test]
+    fn thousands_of_long_ids_are_parts_of_a_filter_short_enough_to_pass() {
+        // 1,200 ids of 127 characters: 156 KB in one filter, past Linux's 128 KiB a program
+        // argument, which `ab` on such a suite failed to start with.
+        let long: Vec<String> = (0..1200)
+            .map(|i| format!("a_group_whose_benchmarks_carry_long_parameterised_names/input_of_a_shape_described_at_length_so_that_the_id_is_long_(case {i:04})"))
+            .collect();
+        let whole: usize = long.iter().map(|id| id.len() + 3).sum();
+        assert!(whole > 128 * 1024, "{whole}");
+        let filters = exact_filters(&long);
+        let lengths: Vec<usize> = filters.iter().map(String::len).collect();
+        assert_eq!(filters.len(), 10, "{lengths:?}");
+        // Full parts, but for the last.
+        assert!(
+            lengths[..9]
+                .iter()
+                .all(|&n| n <= MAX_FILTER_BYTES && n > MAX_FILTER_BYTES - 131),
+            "{lengths:?}"
+        );
+        // Each id in exactly one part, in order, escaped as one filter would have it.
+        let mut parts = Vec::new();
+        for filter in &filters {
+            let inner = filter
+                .strip_prefix("^(?:")
+                .unwrap()
+                .strip_suffix(")$")
+                .unwrap();
+            parts.extend(inner.split('|').map(str::to_owned));
+        }
+        assert_eq!(parts.len(), 1200);
+        assert_eq!(
+            parts[7],
+            r"a_group_whose_benchmarks_carry_long_parameterised_names/input_of_a_shape_described_at_length_so_that_the_id_is_long_\(case 0007\)"
+        );
+        assert!(
+            parts
+                .iter()
+                .zip(&long)
+                .all(|(part, id)| part.replace('\\', "") == *id)
+        );
+        // An id longer than a part is a part of its own.
+        let huge = "x".repeat(MAX_FILTER_BYTES + 10);
+        let filters = exact_filters(&ids(&["a", &huge, "b"]));
+        assert_eq!(
+            filters,
+            [
+                r"^(?:a)$".to_owned(),
+                format!("^(?:{huge})$"),
+                r"^(?:b)$".to_owned()
+            ]
+        );
+        // Each is run: a bench command's arguments once per part.
+        let bench = CargoBench::parse(&ids(&["cargo", "bench", "--", "--noplot"]))
+            .unwrap()
+            .unwrap();
+        let each = bench.executable_args_each(Some(&long), &[]);
+        assert_eq!(each.len(), 10);
+        assert!(
+            each.iter()
+                .all(|args| args[..2] == ["--bench", "--noplot"] && args.len() == 3)
         );
     }
 }

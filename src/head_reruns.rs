@@ -115,47 +115,55 @@ impl Reruns {
     }
 
     /// Runs the bench command again for `open` with Criterion's output in a directory of its
-    /// own, and reads back those benchmarks.
+    /// own, and reads back those benchmarks: once per part of their exact-id filter
+    /// ([`crate::bench_command::exact_filters`]) when they are thousands.
     fn rerun(&self, open: &[String], run: usize) -> anyhow::Result<Vec<Measurement>> {
         let home = scratch_home(run)?;
-        let command: Vec<String> = match &self.bench {
-            Some(bench) => {
-                let mut command = bench.build.clone();
-                command.push("--".to_owned());
-                // Cargo gives every bench executable `--bench` itself.
-                command.extend(bench.executable_args(Some(open)).into_iter().skip(1));
-                command
-            }
-            None => self.command.clone(),
+        let commands: Vec<Vec<String>> = match &self.bench {
+            Some(bench) => bench
+                .executable_args_each(Some(open), &[])
+                .into_iter()
+                .map(|args| {
+                    let mut command = bench.build.clone();
+                    command.push("--".to_owned());
+                    // Cargo gives every bench executable `--bench` itself.
+                    command.extend(args.into_iter().skip(1));
+                    command
+                })
+                .collect(),
+            None => vec![self.command.clone()],
         };
-        let (program, args) = command
-            .split_first()
-            .context("the bench command is empty")?;
-        let (status, stderr_tail) = run_teeing_stderr(
-            Command::new(program)
-                .args(args)
-                .env("CRITERION_HOME", &home),
-        )
-        .with_context(|| format!("cannot run `{}`", command.join(" ")))?;
-        if !status.success() {
-            return Err(CommandFailed {
-                what: format!("head run {run}"),
-                command: command.join(" "),
-                status,
-                stderr_tail,
+        for command in &commands {
+            let (program, args) = command
+                .split_first()
+                .context("the bench command is empty")?;
+            let (status, stderr_tail) = run_teeing_stderr(
+                Command::new(program)
+                    .args(args)
+                    .env("CRITERION_HOME", &home),
+            )
+            .with_context(|| format!("cannot run `{}`", command.join(" ")))?;
+            if !status.success() {
+                return Err(CommandFailed {
+                    what: format!("head run {run}"),
+                    command: command.join(" "),
+                    status,
+                    stderr_tail,
+                }
+                .into());
             }
-            .into());
         }
+        let wanted: std::collections::HashSet<&str> = open.iter().map(String::as_str).collect();
         let measured: Vec<Measurement> = criterion::read_tree(&home, criterion::DEFAULT_BASELINE)
             .with_context(|| format!("head run {run}: {}", home.display()))?
             .into_iter()
-            .filter(|m| open.iter().any(|id| id == m.id.as_str()))
+            .filter(|m| wanted.contains(m.id.as_str()))
             .collect();
         let _ = std::fs::remove_dir_all(&home);
         if measured.is_empty() {
             bail!(
                 "`{}` measured none of the {} undecided benchmarks in {} (does it honour CRITERION_HOME?)",
-                command.join(" "),
+                commands.first().map(|c| c.join(" ")).unwrap_or_default(),
                 open.len(),
                 home.display()
             );

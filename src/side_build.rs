@@ -403,18 +403,20 @@ pub fn run(
 ) -> anyhow::Result<()> {
     for executable in executables {
         let timing = if executable.timed { timing } else { &[] };
-        let args = bench.executable_args_with(only, timing);
-        let mut command = executable.command(&args, criterion_home, target_dir);
-        let (status, stderr_tail) = run_teeing_stderr(&mut command)
-            .with_context(|| format!("{what}: cannot run {}", executable.path.display()))?;
-        if !status.success() {
-            return Err(CommandFailed {
-                what: what.to_owned(),
-                command: format!("{} ({})", executable.target, executable.path.display()),
-                status,
-                stderr_tail,
+        // A narrowed round of thousands of ids runs each executable once per part of the filter.
+        for args in bench.executable_args_each(only, timing) {
+            let mut command = executable.command(&args, criterion_home, target_dir);
+            let (status, stderr_tail) = run_teeing_stderr(&mut command)
+                .with_context(|| format!("{what}: cannot run {}", executable.path.display()))?;
+            if !status.success() {
+                return Err(CommandFailed {
+                    what: what.to_owned(),
+                    command: format!("{} ({})", executable.target, executable.path.display()),
+                    status,
+                    stderr_tail,
+                }
+                .into());
             }
-            .into());
         }
     }
     Ok(())
@@ -471,7 +473,7 @@ pub fn accepts(
     criterion_home: &Path,
     target_dir: &Path,
 ) -> bool {
-    let mut args = bench.executable_args_with(None, extra);
+    let mut args = bench.executable_args_each(None, extra).concat();
     args.push("--list".to_owned());
     executable
         .command(&args, criterion_home, target_dir)
@@ -494,7 +496,7 @@ pub fn leave_out_benchless_libtest(
     criterion_home: &Path,
     target_dir: &Path,
 ) -> Vec<String> {
-    let args = bench.list_args(None);
+    let args = bench.list_args();
     let mut left_out = Vec::new();
     executables.retain(|executable| {
         let output = |args: &[String]| {
@@ -576,27 +578,31 @@ pub fn list_each(
     criterion_home: &Path,
     target_dir: &Path,
 ) -> anyhow::Result<Vec<Vec<String>>> {
-    let args = bench.list_args(only);
+    let each = bench.list_args_each(only);
     let mut ids = Vec::new();
     for executable in executables {
-        let output = executable
-            .command(&args, criterion_home, target_dir)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .output()
-            .with_context(|| format!("cannot run {}", executable.path.display()))?;
-        if !output.status.success() {
-            return Err(CommandFailed {
-                what: format!("listing the benchmarks of {}", executable.target),
-                command: format!("{} {}", executable.path.display(), args.join(" ")),
-                status: output.status,
-                stderr_tail: last_lines(&output.stderr, STDERR_TAIL),
+        let mut listed = Vec::new();
+        for args in &each {
+            let output = executable
+                .command(args, criterion_home, target_dir)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .output()
+                .with_context(|| format!("cannot run {}", executable.path.display()))?;
+            if !output.status.success() {
+                return Err(CommandFailed {
+                    what: format!("listing the benchmarks of {}", executable.target),
+                    command: format!("{} {}", executable.path.display(), args.join(" ")),
+                    status: output.status,
+                    stderr_tail: last_lines(&output.stderr, STDERR_TAIL),
+                }
+                .into());
             }
-            .into());
+            listed.extend(bench_command::listed_ids(&String::from_utf8_lossy(
+                &output.stdout,
+            )));
         }
-        ids.push(bench_command::listed_ids(&String::from_utf8_lossy(
-            &output.stdout,
-        )));
+        ids.push(listed);
     }
     Ok(ids)
 }

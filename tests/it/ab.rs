@@ -428,6 +428,79 @@ fn a_benchmark_named_anew_on_every_run_is_left_out_said_so_and_the_rest_gated() 
     );
 }
 
+/// A suite of 1,500 benchmarks with ids of 93 characters: an exact-id filter of them all is
+/// 141 KB, past the 128 KiB Linux lets one argument be, and `ab` failed to start the check
+/// before its first round ("Argument list too long"). Each executable is now run once per part
+/// of the filter, in the check and in every narrowed round.
+#[test]
+fn a_suite_of_thousands_of_long_ids_is_listed_and_narrowed_in_parts() {
+    let repo = tally_repository(|tree| {
+        let manifest = tree.join("Cargo.toml");
+        let mut text = std::fs::read_to_string(&manifest).unwrap();
+        text.push_str("\n[[bench]]\nname = \"many\"\nharness = false\n");
+        std::fs::write(&manifest, text).unwrap();
+        std::fs::write(
+            tree.join("benches/many.rs"),
+            r#"use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+
+fn benches(c: &mut Criterion) {
+    let mut group = c.benchmark_group("a_group_whose_benchmarks_carry_long_names");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(1))
+        .measurement_time(Duration::from_millis(2));
+    for i in 0..1500 {
+        group.bench_function(
+            format!("input_of_a_shape_described_at_some_length_here/{i:04}"),
+            |b| b.iter(|| tally::sum(black_box(10))),
+        );
+    }
+    group.finish();
+}
+
+criterion_group!(many, benches);
+criterion_main!(many);
+"#,
+        )
+        .unwrap();
+    });
+    let _turn = timing_turn();
+    let output = ab_with(
+        repo.path(),
+        &tally_target(),
+        &["--budget", "10m", "--max-rounds", "3"],
+        &["cargo", "bench", "--locked", "--bench", "many"],
+    );
+    let err = stderr(&output);
+    assert!(
+        err.contains("benchgate: the bench command selects 1500 benchmarks"),
+        "{err}"
+    );
+    // The third round ran the benchmarks the first two left undecided, every one of them.
+    let undecided: usize = err
+        .split("round 3/3, ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no narrowed third round: {err}"));
+    assert!(undecided > 200, "more than one part's worth: {err}");
+    let stored: Vec<u64> = stored_runs(repo.path())
+        .iter()
+        .map(|run| run["n_benchmarks"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        stored,
+        [1500, 1500, 1500, 1500, undecided as u64, undecided as u64],
+        "{err}"
+    );
+    let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(summary["benchmarks"].as_array().unwrap().len(), 1500);
+    assert_eq!(summary["rounds"], 3);
+}
+
 #[test]
 fn a_librarys_libtest_harness_that_refuses_criterions_options_is_left_out_and_said_so() {
     // Most crates: a library with unit tests and no `bench = false`, whose libtest harness
