@@ -501,6 +501,64 @@ criterion_main!(many);
     assert_eq!(summary["rounds"], 3);
 }
 
+/// Criterion lists an id longer than 100 bytes cut short (`...`), and its filter matches only
+/// the whole id, so benchgate's exact-id filter of the listed title found nothing and `ab`
+/// refused the command ("cannot narrow later rounds"). The rounds narrow by the whole ids
+/// Criterion's output files hold; the check leaves cut titles out.
+#[test]
+fn an_id_criterion_lists_cut_short_is_narrowed_by_its_whole_id() {
+    let long = "sum_of_an_input_described_at_such_length_that_criterion_cuts_its_title_to_one_hundred_bytes_and_three_dots";
+    let repo = tally_repository(|tree| {
+        edit(
+            tree,
+            "benches/tally.rs",
+            "    group.finish();",
+            &format!(
+                "    group.bench_function(\"{long}\", |b| b.iter(|| tally::sum(black_box(2_000))));\n    group.finish();"
+            ),
+        )
+    });
+    let _turn = timing_turn();
+    let output = ab_with(
+        repo.path(),
+        &tally_target(),
+        &["--budget", "1m", "--max-rounds", "3"],
+        &["cargo", "bench", "--locked", "--", "small/"],
+    );
+    let err = stderr(&output);
+    assert_ne!(output.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("benchgate: the bench command selects 3 benchmarks (filter \"small/\")"),
+        "{err}"
+    );
+    let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let whole = format!("small/{long}");
+    let rounds = verdict_of(&summary, &whole)["rounds"].as_u64().unwrap();
+    // Every round it was undecided in measured it, the narrowed ones too.
+    let runs = stored_runs(repo.path());
+    assert_eq!(runs.len(), 6, "{err}");
+    for (at, run) in runs.iter().enumerate() {
+        let shown = benchgate(
+            repo.path(),
+            &[
+                "show",
+                &run["id"].to_string(),
+                "--format",
+                "json",
+                "--db",
+                ".benchgate/benchgate.db",
+            ],
+        );
+        let shown: Value = serde_json::from_slice(&shown.stdout).unwrap();
+        let has = shown["measurements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["id"] == whole.as_str());
+        assert_eq!(has, (at as u64) / 2 < rounds, "round {}: {err}", at / 2 + 1);
+    }
+}
+
 #[test]
 fn a_librarys_libtest_harness_that_refuses_criterions_options_is_left_out_and_said_so() {
     // Most crates: a library with unit tests and no `bench = false`, whose libtest harness
