@@ -127,6 +127,8 @@ pub async fn load(store: &Store, budgets: &[Budget]) -> anyhow::Result<Vec<Repos
             }
         })
         .collect();
+    // As GitHub lists them: `Serial-ATA/lofty-rs` among the s, not before every lower-case name.
+    repositories.sort_by_cached_key(|r| (r.name.to_lowercase(), r.name.clone()));
     for repository in &mut repositories {
         for machine in &mut repository.machines {
             for series in &mut machine.series {

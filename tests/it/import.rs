@@ -571,3 +571,29 @@ fn an_entry_that_cannot_be_stored_leaves_nothing_imported() {
     let runs = json(&benchgate(d, &["runs", "--format", "json"]));
     assert_eq!(runs.as_array().unwrap().len(), 1, "{runs:#}");
 }
+
+#[test]
+fn the_sites_root_lists_repositories_as_github_does_whatever_their_case() {
+    let dir = tempfile::tempdir().unwrap();
+    for repo in ["Serial-ATA/lofty-rs", "antiguru/flatcontainer", "zeta/z"] {
+        let output = import(
+            dir.path(),
+            "antiguru__flatcontainer/dev/bench/data.js",
+            repo,
+        );
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    }
+    let out = dir.path().join("site");
+    let output = benchgate(dir.path(), &["dashboard", "--out", out.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let root = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let at = |name: &str| {
+        root.find(&format!(">{name}<"))
+            .unwrap_or_else(|| panic!("{name}: {root}"))
+    };
+    assert!(
+        at("antiguru/flatcontainer") < at("Serial-ATA/lofty-rs"),
+        "{root}"
+    );
+    assert!(at("Serial-ATA/lofty-rs") < at("zeta/z"), "{root}");
+}
