@@ -135,7 +135,7 @@ fn a_custom_metric_is_drawn_without_a_fastest_iteration_and_a_bare_value_without
     // A rate with samples (its lowest 2% under its median), and one value imported bare.
     let mut points = points();
     for point in &mut points {
-        point.value = 1000.0 + point.value;
+        point.value += 1000.0;
         point.lower = point.value * 0.99;
         point.upper = point.value * 1.01;
         point.fastest = point.value * 0.98;
