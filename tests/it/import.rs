@@ -358,6 +358,15 @@ fn custom_tools_import_with_their_units_and_direction() {
         )),
         "2,156 MiB"
     );
+    // Each index names the other machines by their suites, not by a diff of profile fields.
+    let throughput = index_of("Throughput Benchmark (S3 Standard)");
+    assert!(
+        throughput.contains(
+            "<span class=\"muted\">imported suite Latency Benchmark (S3 Standard)</span>"
+        ),
+        "{throughput}"
+    );
+    assert!(!throughput.contains("cpu_brand"), "{throughput}");
 }
 
 /// The profile every single-suite history was imported on before each suite was a machine of

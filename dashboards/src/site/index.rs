@@ -171,9 +171,17 @@ fn machines_list(body: &mut String, repository: &Repository, machine: &Machine) 
                 );
                 continue;
             }
+            // An imported machine is known only by its origin ("imported suite NAME"): its
+            // name says which it is where a list of fields would not.
+            let imported = other
+                .components
+                .iter()
+                .find(|(name, value)| name == "cpu_brand" && value.starts_with("imported "))
+                .map(|(_, brand)| brand.clone());
             let differs: Vec<String> = other
                 .components
                 .iter()
+                .filter(|_| imported.is_none())
                 .filter_map(|(name, value)| {
                     let mine = machine
                         .components
@@ -190,7 +198,7 @@ fn machines_list(body: &mut String, repository: &Repository, machine: &Machine) 
                 "<li><a href=\"../{}/index.html\">{}</a> <span class=\"muted\">{}</span></li>",
                 escape(short(&other.fingerprint)),
                 escape(short(&other.fingerprint)),
-                escape(&differs.join("; "))
+                escape(&imported.unwrap_or_else(|| differs.join("; ")))
             );
         }
         body.push_str("</ul>");
