@@ -308,6 +308,10 @@ pub const MAX_FILTER_BYTES: usize = 16 * 1024;
 /// Criterion filters that together match exactly these benchmark ids, each at most
 /// [`MAX_FILTER_BYTES`] long (an id longer than that alone is a filter of its own), in the ids'
 /// order: one filter for all of them, unless they are many.
+///
+/// Criterion matches its filter against a benchmark's whole id, but lists (and benchgate
+/// stores) a second benchmark of the same id as `id #2`: for an id ending in ` #N` the filter
+/// also matches the id without it, which runs both (cryptoBench's `aes_128_gcm-1MB #2`).
 pub fn exact_filters(ids: &[String]) -> Vec<String> {
     // `^(?:` and `)$`, and a `|` between ids.
     const FRAME: usize = 6;
@@ -315,7 +319,10 @@ pub fn exact_filters(ids: &[String]) -> Vec<String> {
     let mut part: Vec<String> = Vec::new();
     let mut length = FRAME;
     for id in ids {
-        let escaped = escape(id);
+        let escaped = match made_unique(id) {
+            Some(stem) => format!("{}|{}", escape(id), escape(stem)),
+            None => escape(id),
+        };
         if !part.is_empty() && length + 1 + escaped.len() > MAX_FILTER_BYTES {
             filters.push(format!("^(?:{})$", part.join("|")));
             part.clear();
@@ -326,6 +333,12 @@ pub fn exact_filters(ids: &[String]) -> Vec<String> {
     }
     filters.push(format!("^(?:{})$", part.join("|")));
     filters
+}
+
+/// The id Criterion found twice in one run, of a title it made unique (`aes-1MB #2`).
+fn made_unique(title: &str) -> Option<&str> {
+    let (stem, n) = title.rsplit_once(" #")?;
+    (!stem.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then_some(stem)
 }
 
 /// An id with the characters a regular expression reads escaped. (Criterion's filter is a
@@ -534,6 +547,14 @@ mod tests {
         assert_eq!(
             exact_filters(&ids(&["a.b/c d", "x-y"])),
             [r"^(?:a\.b/c d|x\-y)$"]
+        );
+    }
+
+    #[test]
+    fn a_title_made_unique_is_filtered_by_the_id_criterion_matches_too() {
+        assert_eq!(
+            exact_filters(&ids(&["aes-1MB #2", "issue #", "x"])),
+            [r"^(?:aes\-1MB \#2|aes\-1MB|issue \#|x)$"]
         );
     }
 

@@ -533,13 +533,66 @@ fn an_id_criterion_lists_cut_short_is_narrowed_by_its_whole_id() {
     );
     let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
     let whole = format!("small/{long}");
-    let rounds = verdict_of(&summary, &whole)["rounds"].as_u64().unwrap();
-    // Every round it was undecided in measured it, the narrowed ones too.
-    let runs = stored_runs(repo.path());
-    assert_eq!(runs.len(), 6, "{err}");
+    assert_measured_while_open(repo.path(), &summary, &whole, &err);
+}
+
+/// A bench that registers one id twice outside a group: Criterion runs both, lists the second
+/// as `id #2` (as cryptoBench's `aes_128_gcm-1MB #2`), and matches its filter against the id,
+/// so a narrowed round whose filter named only `large/sort #2` ran neither. Here `large/sort` is
+/// unchanged (usually decided by the second round) and its twin does the summing the head
+/// slows.
+#[test]
+fn a_benchmark_criterion_made_unique_is_measured_in_every_round_it_is_open() {
+    let repo = tally_repository(|tree| {
+        edit(
+            tree,
+            "benches/tally.rs",
+            "criterion_group!",
+            "fn twin(c: &mut Criterion) {\n    c.bench_function(\"large/sort\", |b| b.iter(|| tally::sum(black_box(2_000))));\n}\n\ncriterion_group!",
+        );
+        edit(
+            tree,
+            "benches/tally.rs",
+            "(tally, benches)",
+            "(tally, benches, twin)",
+        );
+    });
+    let _turn = timing_turn();
+    let output = ab_with(
+        repo.path(),
+        &tally_target(),
+        &["--budget", "1m", "--max-rounds", "3"],
+        &["cargo", "bench", "--locked"],
+    );
+    let err = stderr(&output);
+    assert_ne!(output.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("benchgate: the bench command selects 4 benchmarks"),
+        "{err}"
+    );
+    let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
+    // 37% slower: no round before the third may decide it, so the third measured it.
+    assert_eq!(
+        verdict_of(&summary, "large/sort #2")["rounds"],
+        3,
+        "{summary:#}"
+    );
+    assert_measured_while_open(repo.path(), &summary, "large/sort #2", &err);
+}
+
+/// Every stored round (two runs each, in order) holds `id` exactly while it was undecided: in
+/// its first `rounds` rounds.
+fn assert_measured_while_open(repo: &Path, summary: &Value, id: &str, err: &str) {
+    let rounds = verdict_of(summary, id)["rounds"].as_u64().unwrap();
+    let runs = stored_runs(repo);
+    assert_eq!(
+        runs.len() as u64,
+        2 * summary["rounds"].as_u64().unwrap(),
+        "{err}"
+    );
     for (at, run) in runs.iter().enumerate() {
         let shown = benchgate(
-            repo.path(),
+            repo,
             &[
                 "show",
                 &run["id"].to_string(),
@@ -554,8 +607,13 @@ fn an_id_criterion_lists_cut_short_is_narrowed_by_its_whole_id() {
             .as_array()
             .unwrap()
             .iter()
-            .any(|m| m["id"] == whole.as_str());
-        assert_eq!(has, (at as u64) / 2 < rounds, "round {}: {err}", at / 2 + 1);
+            .any(|m| m["id"] == id);
+        assert_eq!(
+            has,
+            (at as u64) / 2 < rounds,
+            "{id}, round {}: {err}",
+            at / 2 + 1
+        );
     }
 }
 
