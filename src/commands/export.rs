@@ -43,6 +43,25 @@ pub const COLUMNS: [(&str, bool); 30] = [
     ("better", false),
 ];
 
+/// A machine's field, empty where its profile does not know it (an imported history's machine:
+/// "unknown", `unknown unknown` for the OS), so an analysis reads no made-up value.
+fn known(value: &str) -> String {
+    if value.split(' ').all(|word| word == "unknown") {
+        String::new()
+    } else {
+        value.to_owned()
+    }
+}
+
+/// A count of cores or GiB, empty for an imported machine's 0 (no machine has none).
+fn known_count(value: i64) -> String {
+    if value > 0 {
+        value.to_string()
+    } else {
+        String::new()
+    }
+}
+
 /// One measurement's cells, in [`COLUMNS`]' order.
 fn record(row: &ExportRow) -> [String; 30] {
     let number = |v: f64| format!("{v}");
@@ -62,12 +81,12 @@ fn record(row: &ExportRow) -> [String; 30] {
         humantime::format_rfc3339_millis(row.recorded_at).to_string(),
         row.fingerprint.clone(),
         row.cpu_brand.clone(),
-        row.logical_cores.to_string(),
-        row.memory_gib.to_string(),
-        row.os.clone(),
+        known_count(row.logical_cores),
+        known_count(row.memory_gib),
+        known(&row.os),
         row.runner_image.clone().unwrap_or_default(),
-        row.rustc_version.clone(),
-        row.host_triple.clone(),
+        known(&row.rustc_version),
+        known(&row.host_triple),
         row.benchmark.clone(),
         row.throughput_kind.clone().unwrap_or_default(),
         row.throughput_amount

@@ -152,6 +152,40 @@ fn every_measurement_is_a_row_with_its_run_machine_and_statistics() {
         records[1..].iter().map(|r| r[2].as_str()).collect();
     assert_eq!(commits.len(), 3, "{commits:?}");
     assert!(records[1..].iter().all(|r| r[7].as_str() >= "2026-07-01"));
+    // An imported history's machine is known by its suite: what its profile does not know is
+    // empty, not 0 cores, 0 GiB or "unknown".
+    for row in &records[1..] {
+        assert!(
+            row[column("cpu_brand")].starts_with("imported suite "),
+            "{row:?}"
+        );
+        for unknown in [
+            "logical_cores",
+            "memory_gib",
+            "os",
+            "rustc_version",
+            "host_triple",
+        ] {
+            assert_eq!(row[column(unknown)], "", "{unknown}: {row:?}");
+        }
+    }
+    let output = benchgate(
+        dir.path(),
+        &[
+            "export",
+            "--format",
+            "jsonl",
+            "--repo",
+            "rune-rs/rune",
+            "--since",
+            "2026-07-01",
+        ],
+    );
+    let first: Value = serde_json::from_str(stdout(&output).lines().next().unwrap()).unwrap();
+    assert_eq!(
+        (&first["logical_cores"], &first["os"]),
+        (&Value::Null, &Value::Null)
+    );
     assert_refused(
         &benchgate(dir.path(), &["export", "--since", "yesterday"]),
         &["--since \"yesterday\"", "expected a date"],
