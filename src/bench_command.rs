@@ -311,7 +311,9 @@ pub const MAX_FILTER_BYTES: usize = 16 * 1024;
 ///
 /// Criterion matches its filter against a benchmark's whole id, but lists (and benchgate
 /// stores) a second benchmark of the same id as `id #2`: for an id ending in ` #N` the filter
-/// also matches the id without it, which runs both (cryptoBench's `aes_128_gcm-1MB #2`).
+/// also matches the id without it, which runs both (cryptoBench's `aes_128_gcm-1MB #2`). It
+/// lists an id over 100 bytes cut short (`...`): such a title matches every id it is the start
+/// of.
 pub fn exact_filters(ids: &[String]) -> Vec<String> {
     // `^(?:` and `)$`, and a `|` between ids.
     const FRAME: usize = 6;
@@ -319,9 +321,10 @@ pub fn exact_filters(ids: &[String]) -> Vec<String> {
     let mut part: Vec<String> = Vec::new();
     let mut length = FRAME;
     for id in ids {
-        let escaped = match made_unique(id) {
-            Some(stem) => format!("{}|{}", escape(id), escape(stem)),
-            None => escape(id),
+        let escaped = match (cut_short(id), made_unique(id)) {
+            (Some(head), _) => format!("{}.*", escape(head)),
+            (None, Some(stem)) => format!("{}|{}", escape(id), escape(stem)),
+            (None, None) => escape(id),
         };
         if !part.is_empty() && length + 1 + escaped.len() > MAX_FILTER_BYTES {
             filters.push(format!("^(?:{})$", part.join("|")));
@@ -333,6 +336,20 @@ pub fn exact_filters(ids: &[String]) -> Vec<String> {
     }
     filters.push(format!("^(?:{})$", part.join("|")));
     filters
+}
+
+/// The longest title Criterion lists for a benchmark (0.3 to 0.8: `MAX_TITLE_LEN`); a longer id
+/// is listed cut to this many bytes with `...` after it (and ` #2` after that, should two cut
+/// titles be the same).
+const CRITERION_TITLE_MAX: usize = 100;
+
+/// The start of the id a title Criterion cut short ([`CRITERION_TITLE_MAX`]) keeps, or `None`
+/// for a whole id.
+fn cut_short(title: &str) -> Option<&str> {
+    let title = made_unique(title).unwrap_or(title);
+    title
+        .strip_suffix("...")
+        .filter(|head| head.len() + 4 > CRITERION_TITLE_MAX && head.len() <= CRITERION_TITLE_MAX)
 }
 
 /// The id Criterion found twice in one run, of a title it made unique (`aes-1MB #2`).
@@ -547,6 +564,23 @@ mod tests {
         assert_eq!(
             exact_filters(&ids(&["a.b/c d", "x-y"])),
             [r"^(?:a\.b/c d|x\-y)$"]
+        );
+    }
+
+    #[test]
+    fn a_title_criterion_cut_short_is_told_from_an_id_that_ends_in_dots() {
+        let head = "x".repeat(100);
+        assert_eq!(cut_short(&format!("{head}...")), Some(head.as_str()));
+        assert_eq!(cut_short(&format!("{head}... #2")), Some(head.as_str()));
+        // Cut at a character boundary: 99 bytes, where a two-byte character would not fit.
+        assert!(cut_short(&format!("{}...", "x".repeat(99))).is_some());
+        assert_eq!(cut_short("loading..."), None);
+        assert_eq!(cut_short(&format!("{head}x...")), None);
+        assert_eq!(cut_short(&format!("{head}... #")), None);
+        assert_eq!(cut_short(&head), None);
+        assert_eq!(
+            exact_filters(&ids(&[&format!("a.{}...", "x".repeat(98)), "b"])),
+            [format!(r"^(?:a\.{}.*|b)$", "x".repeat(98))]
         );
     }
 

@@ -113,14 +113,7 @@ pub fn check_bench_command(
         );
     }
     for (i, side) in sides.iter().enumerate() {
-        // A title Criterion cut short is listed but matches no filter (Criterion matches the
-        // whole id); the rounds narrow by the ids its output files hold, which are whole.
-        let mine: Vec<String> = listed.ids[i]
-            .iter()
-            .filter(|id| !cut_short(id))
-            .cloned()
-            .collect();
-        let mine = &mine;
+        let mine = &listed.ids[i];
         if mine.is_empty() {
             continue;
         }
@@ -173,22 +166,6 @@ pub fn check_bench_command(
             .unwrap_or_default()
     );
     Ok(listed)
-}
-
-/// The longest title Criterion lists for a benchmark (0.3 to 0.8: `MAX_TITLE_LEN`); a longer id
-/// is listed cut to this many bytes with `...` after it (and ` #2` after that, should two cut
-/// titles be the same).
-const CRITERION_TITLE_MAX: usize = 100;
-
-/// Whether Criterion's `--list` cut `title` short ([`CRITERION_TITLE_MAX`]).
-fn cut_short(title: &str) -> bool {
-    let title = match title.rsplit_once(" #") {
-        Some((head, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => head,
-        _ => title,
-    };
-    title.strip_suffix("...").is_some_and(|head| {
-        head.len() + 4 > CRITERION_TITLE_MAX && head.len() <= CRITERION_TITLE_MAX
-    })
 }
 
 /// The note on benchmarks [`Listed::renamed`] leaves out of the rounds, or `None`.
@@ -278,23 +255,5 @@ pub fn shared_target_dir(option: Option<&Path>, scratch: &Path) -> anyhow::Resul
     match option {
         Some(dir) => std::path::absolute(dir).context("--target-dir: cannot resolve it"),
         None => Ok(scratch.join("target")),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::cut_short;
-
-    #[test]
-    fn a_title_criterion_cut_short_is_told_from_an_id_that_ends_in_dots() {
-        let head = "x".repeat(100);
-        assert!(cut_short(&format!("{head}...")));
-        assert!(cut_short(&format!("{head}... #2")));
-        // Cut at a character boundary: 99 bytes, where a two-byte character would not fit.
-        assert!(cut_short(&format!("{}...", "x".repeat(99))));
-        assert!(!cut_short("loading..."));
-        assert!(!cut_short(&format!("{head}x...")));
-        assert!(!cut_short(&format!("{head}... #")));
-        assert!(!cut_short(&head));
     }
 }
