@@ -196,17 +196,46 @@ impl CargoBench {
         each.remove(0)
     }
 
-    /// What every bench executable is given, once per element: `--bench`, the options, `extra`
-    /// options (an A/B plan's timing) after the user's, in place of the user's options of the
-    /// same names (Criterion's clap refuses an option given twice), and the user's filter or,
-    /// with `only`, an exact-id filter in its place (the ids a later round re-runs are among
-    /// those the user's filter selected), in as many parts as [`exact_filters`] makes: the
-    /// executable is run once with each, and together they select `only`.
+    /// What every bench executable is given, once per element: [`Self::user_args`], or with
+    /// `only` the same with an exact-id filter in place of the user's (the ids a later round
+    /// re-runs are among those the user's filter selected), in as many parts as
+    /// [`exact_filters`] makes: the executable is run once with each, and together they select
+    /// `only`.
     pub fn executable_args_each(
         &self,
         only: Option<&[String]>,
         extra: &[String],
     ) -> Vec<Vec<String>> {
+        match only {
+            Some(ids) => {
+                let args = self.options_args(extra);
+                exact_filters(ids)
+                    .into_iter()
+                    .map(|filter| {
+                        let mut each = args.clone();
+                        each.push(filter);
+                        each
+                    })
+                    .collect()
+            }
+            None => vec![self.user_args(extra)],
+        }
+    }
+
+    /// What the user's command gives every executable: `--bench`, the options, `extra` options
+    /// (an A/B plan's timing) after the user's, in place of the user's options of the same names
+    /// (Criterion's clap refuses an option given twice), and the user's filter.
+    pub fn user_args(&self, extra: &[String]) -> Vec<String> {
+        let mut args = self.options_args(extra);
+        if self.exact {
+            args.push("--exact".to_owned());
+        }
+        args.extend(self.filter.iter().cloned());
+        args
+    }
+
+    /// [`Self::user_args`] without the user's filter.
+    fn options_args(&self, extra: &[String]) -> Vec<String> {
         let replaced: Vec<&str> = extra
             .iter()
             .filter(|w| w.starts_with("--"))
@@ -225,28 +254,12 @@ impl CargoBench {
             }
         }
         args.extend(extra.iter().cloned());
-        match only {
-            Some(ids) => exact_filters(ids)
-                .into_iter()
-                .map(|filter| {
-                    let mut each = args.clone();
-                    each.push(filter);
-                    each
-                })
-                .collect(),
-            None => {
-                if self.exact {
-                    args.push("--exact".to_owned());
-                }
-                args.extend(self.filter.iter().cloned());
-                vec![args]
-            }
-        }
+        args
     }
 
     /// What the user's own command gives every executable, with `--list`.
     pub fn list_args(&self) -> Vec<String> {
-        let mut args: Vec<String> = self.executable_args_each(None, &[]).concat();
+        let mut args = self.user_args(&[]);
         args.push("--list".to_owned());
         args
     }

@@ -473,7 +473,7 @@ pub fn accepts(
     criterion_home: &Path,
     target_dir: &Path,
 ) -> bool {
-    let mut args = bench.executable_args_each(None, extra).concat();
+    let mut args = bench.user_args(extra);
     args.push("--list".to_owned());
     executable
         .command(&args, criterion_home, target_dir)

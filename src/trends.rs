@@ -11,8 +11,11 @@ use benchgate_dashboards::site::{self, CountChange, Machine, Repository, Series,
 use benchgate_gate::budget::{Bound, Budget, BudgetStatistic, Dimension};
 use rayon::prelude::*;
 
-/// One machine's trends while they are gathered: its newest run's time, and its benchmarks.
-type Gathering = (u64, BTreeMap<String, Vec<Point>>);
+/// One machine's trends while they are gathered: its newest run's time, and its benchmarks,
+/// each with its points and a custom metric's unit and whether higher is better, as its newest
+/// run has them (one name may be another metric on another machine: mountpoint-s3's
+/// `seq_read_skip_17m` is MiB/s on one imported suite, MiB on another).
+type Gathering = (u64, BTreeMap<String, (Vec<Point>, Option<(String, bool)>)>);
 
 /// Every repository's trends, from the store: default-branch (non-PR) runs in time order, per
 /// machine and benchmark; the machine with the newest run first.
@@ -43,23 +46,13 @@ pub async fn load(store: &Store, budgets: &[Budget]) -> anyhow::Result<Vec<Repos
     }
     // repository → fingerprint → benchmark → points
     let mut tree: BTreeMap<String, HashMap<String, Gathering>> = BTreeMap::new();
-    // (repository, fingerprint, benchmark) → a custom metric's unit, and whether higher is
-    // better, as its newest run has them: one name may be another metric on another machine
-    // (mountpoint-s3's `seq_read_skip_17m` is MiB/s on one imported suite, MiB on another).
-    let mut units: HashMap<(String, String, String), Option<(String, bool)>> = HashMap::new();
     for row in rows {
-        units.insert(
-            (
-                row.repository.clone(),
-                row.fingerprint.clone(),
-                row.benchmark.clone(),
-            ),
-            row.unit.clone().map(|unit| (unit, row.higher_is_better)),
-        );
         let machines = tree.entry(row.repository.clone()).or_default();
         let (newest, benchmarks) = machines.entry(row.fingerprint.clone()).or_default();
         *newest = (*newest).max(row.recorded_at_ms);
-        benchmarks.entry(row.benchmark).or_default().push(Point {
+        let (points, unit) = benchmarks.entry(row.benchmark).or_default();
+        *unit = row.unit.map(|unit| (unit, row.higher_is_better));
+        points.push(Point {
             overridden: overridden.contains(&(row.repository.clone(), row.commit.clone())),
             commit: row.commit,
             recorded_at_ms: row.recorded_at_ms,
@@ -79,18 +72,12 @@ pub async fn load(store: &Store, budgets: &[Budget]) -> anyhow::Result<Vec<Repos
                         newest,
                         Machine {
                             components: components.get(&fingerprint).cloned().unwrap_or_default(),
+                            fingerprint,
                             series: benchmarks
                                 .into_iter()
-                                .map(|(benchmark, points)| {
+                                .map(|(benchmark, (points, unit))| {
                                     let points = one_per_commit(points);
-                                    let (unit, higher_is_better) = units
-                                        .get(&(
-                                            name.clone(),
-                                            fingerprint.clone(),
-                                            benchmark.clone(),
-                                        ))
-                                        .cloned()
-                                        .flatten()
+                                    let (unit, higher_is_better) = unit
                                         .map_or((None, false), |(unit, higher)| {
                                             (Some(unit), higher)
                                         });
@@ -110,8 +97,6 @@ pub async fn load(store: &Store, budgets: &[Budget]) -> anyhow::Result<Vec<Repos
                                     }
                                 })
                                 .collect(),
-                            // Moved in last: `series` reads it.
-                            fingerprint,
                         },
                     )
                 })

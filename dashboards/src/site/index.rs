@@ -176,29 +176,31 @@ fn machines_list(body: &mut String, repository: &Repository, machine: &Machine) 
             let imported = other
                 .components
                 .iter()
-                .find(|(name, value)| name == "cpu_brand" && value.starts_with("imported "))
-                .map(|(_, brand)| brand.clone());
-            let differs: Vec<String> = other
-                .components
-                .iter()
-                .filter(|_| imported.is_none())
-                .filter_map(|(name, value)| {
-                    let mine = machine
-                        .components
-                        .iter()
-                        .find(|(n, _)| n == name)
-                        .map(|(_, v)| v);
-                    (mine != Some(value)).then(|| {
-                        format!("{name}: {} → {}", mine.map_or("—", |v| v.as_str()), value)
+                .find(|(name, value)| name == "cpu_brand" && value.starts_with("imported "));
+            let differs = match imported {
+                Some((_, brand)) => brand.clone(),
+                None => other
+                    .components
+                    .iter()
+                    .filter_map(|(name, value)| {
+                        let mine = machine
+                            .components
+                            .iter()
+                            .find(|(n, _)| n == name)
+                            .map(|(_, v)| v);
+                        (mine != Some(value)).then(|| {
+                            format!("{name}: {} → {}", mine.map_or("—", |v| v.as_str()), value)
+                        })
                     })
-                })
-                .collect();
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            };
             let _ = write!(
                 body,
                 "<li><a href=\"../{}/index.html\">{}</a> <span class=\"muted\">{}</span></li>",
                 escape(short(&other.fingerprint)),
                 escape(short(&other.fingerprint)),
-                escape(&imported.unwrap_or_else(|| differs.join("; ")))
+                escape(&differs)
             );
         }
         body.push_str("</ul>");
