@@ -144,7 +144,7 @@ pub fn gungraun_home() -> PathBuf {
 }
 
 /// `$CARGO_TARGET_DIR`, else cargo's target directory for this workspace, else `target`.
-fn target_directory() -> PathBuf {
+pub fn target_directory() -> PathBuf {
     if let Some(target) = non_empty_var("CARGO_TARGET_DIR") {
         return PathBuf::from(target);
     }

@@ -16,7 +16,7 @@ use benchgate_gate::decision::{BenchmarkResult, Decision, HeadReruns, Look, Metr
 use benchgate_gate::report::Context;
 
 use crate::bench_command::CargoBench;
-use crate::side_build::{CommandFailed, run_teeing_stderr};
+use crate::side_build::{self, CommandFailed, run_teeing_stderr};
 
 /// Head runs at most when a bench command is given and `--max-runs` is not.
 pub const DEFAULT_MAX_RUNS: usize = 3;
@@ -51,6 +51,58 @@ impl Reruns {
             max,
             budget,
         })
+    }
+
+    /// Checks, for a `cargo bench` command, that no two of its bench executables name one
+    /// benchmark: Criterion keeps one result per id, so the head run just stored holds only
+    /// the executable that ran last, and a change to the other's would pass unseen (plain
+    /// `cargo bench --workspace` over crates that each bench a `parse`, say). Builds with
+    /// `--no-run` (the bench command just built it) and lists each executable's ids.
+    pub fn check_ids_apart(&self) -> anyhow::Result<()> {
+        let Some(bench) = &self.bench else {
+            return Ok(());
+        };
+        let checking = "checking the bench command (Criterion's --list)";
+        // A command that cannot be listed is not refused for that: the gate judges what the
+        // run stored, and a re-run that fails says why in the report.
+        let by_target = match self.listed_by_target(bench, checking) {
+            Ok(by_target) => by_target,
+            Err(error) => {
+                eprintln!(
+                    "benchgate: note: {checking}: {error:#}; whether two executables name one benchmark goes unchecked"
+                );
+                return Ok(());
+            }
+        };
+        match side_build::shared_ids(&by_target) {
+            Some(why) => bail!(
+                "{checking}: {why}; the gate cannot judge a benchmark whose stored result may be another's"
+            ),
+            None => Ok(()),
+        }
+    }
+
+    /// Each of `bench`'s executables, built here, with the ids it lists.
+    fn listed_by_target(
+        &self,
+        bench: &CargoBench,
+        checking: &str,
+    ) -> anyhow::Result<Vec<(String, Vec<String>)>> {
+        let executables = side_build::in_place(bench, checking)?;
+        let home = scratch_home(0)?;
+        let each = side_build::list_each(
+            &executables,
+            bench,
+            None,
+            &home,
+            &crate::environment::target_directory(),
+        );
+        let _ = std::fs::remove_dir_all(&home);
+        Ok(executables
+            .iter()
+            .map(|e| e.target.clone())
+            .zip(each?)
+            .collect())
     }
 
     /// Decides the base run (`base`, its one round) against the head's first run and, while

@@ -174,41 +174,8 @@ pub fn build(
 ) -> anyhow::Result<SideExecutables> {
     touch_tree(worktree, SystemTime::now())
         .with_context(|| format!("{what}: cannot mark the worktree's sources as changed"))?;
-    let (program, args) = bench
-        .build
-        .split_first()
-        .context("no bench command given after --")?;
+    let messages = compiled(bench, dir, Some(target_dir), what)?;
     let shown = format!("{} --no-run", bench.build.join(" "));
-    let mut child = Command::new(program)
-        .args(args)
-        .args(["--no-run", "--message-format=json-render-diagnostics"])
-        .current_dir(dir)
-        .env("CARGO_TARGET_DIR", target_dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .spawn()
-        .with_context(|| format!("{what}: cannot run `{shown}`"))?;
-    let mut messages = Vec::new();
-    if let Some(stdout) = child.stdout.take() {
-        for line in BufReader::new(stdout).lines() {
-            let line = line.with_context(|| format!("{what}: cannot read `{shown}`'s output"))?;
-            if !line.starts_with('{') {
-                continue;
-            }
-            let message: CargoMessage = serde_json::from_str(&line).with_context(|| {
-                format!("{what}: `{shown}` printed a message that is not cargo's: {line}")
-            })?;
-            if message.reason == "compiler-artifact" {
-                messages.push(message);
-            }
-        }
-    }
-    let status = child
-        .wait()
-        .with_context(|| format!("{what}: cannot wait for `{shown}`"))?;
-    if !status.success() {
-        bail!("{what}: `{shown}` failed with {status}");
-    }
 
     let worktree = std::path::absolute(worktree).context("cannot resolve the worktree")?;
     std::fs::create_dir_all(keep_dir)
@@ -281,6 +248,86 @@ pub fn build(
         executables: executables.into_iter().map(|(_, e)| e).collect(),
         sources,
     })
+}
+
+/// Runs `bench`'s build with `--no-run` in `dir` (into `target_dir`, else cargo's own) and
+/// returns the artifacts cargo reports, compiled or fresh.
+fn compiled(
+    bench: &CargoBench,
+    dir: &Path,
+    target_dir: Option<&Path>,
+    what: &str,
+) -> anyhow::Result<Vec<CargoMessage>> {
+    let (program, args) = bench
+        .build
+        .split_first()
+        .context("no bench command given after --")?;
+    let shown = format!("{} --no-run", bench.build.join(" "));
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .args(["--no-run", "--message-format=json-render-diagnostics"])
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped());
+    if let Some(target_dir) = target_dir {
+        command.env("CARGO_TARGET_DIR", target_dir);
+    }
+    let mut child = command
+        .spawn()
+        .with_context(|| format!("{what}: cannot run `{shown}`"))?;
+    let mut messages = Vec::new();
+    if let Some(stdout) = child.stdout.take() {
+        for line in BufReader::new(stdout).lines() {
+            let line = line.with_context(|| format!("{what}: cannot read `{shown}`'s output"))?;
+            if !line.starts_with('{') {
+                continue;
+            }
+            let message: CargoMessage = serde_json::from_str(&line).with_context(|| {
+                format!("{what}: `{shown}` printed a message that is not cargo's: {line}")
+            })?;
+            if message.reason == "compiler-artifact" {
+                messages.push(message);
+            }
+        }
+    }
+    let status = child
+        .wait()
+        .with_context(|| format!("{what}: cannot wait for `{shown}`"))?;
+    if !status.success() {
+        bail!("{what}: `{shown}` failed with {status}");
+    }
+    Ok(messages)
+}
+
+/// `bench`'s executables as cargo builds them in the current directory, where they are: for
+/// listing what a command run here measures (`gate`'s check before it re-runs the head).
+pub fn in_place(bench: &CargoBench, what: &str) -> anyhow::Result<Vec<KeptExecutable>> {
+    let mut executables = Vec::new();
+    for message in compiled(bench, Path::new("."), None, what)? {
+        let (Some(path), Some(target), Some(package_root)) = (
+            message.executable,
+            message.target,
+            message.manifest_path.as_deref().and_then(Path::parent),
+        ) else {
+            continue;
+        };
+        if !message.profile.is_some_and(|p| p.test) {
+            continue;
+        }
+        let (package_name, package_version) = name_and_version(&message.package_id);
+        executables.push(KeptExecutable {
+            target: format!("{package_name}/{}", target.name),
+            sha256: String::new(),
+            path,
+            package_root: package_root.to_path_buf(),
+            package_name,
+            package_version,
+            timed: false,
+        });
+    }
+    executables.sort_by(|a, b| a.target.cmp(&b.target));
+    Ok(executables)
 }
 
 /// The root of the cargo workspace the bench command builds when run in `dir`: rustc runs
@@ -607,6 +654,45 @@ pub fn list_each(
     Ok(ids)
 }
 
+/// Why the executables cannot all be measured, where two or more of them name one benchmark:
+/// Criterion keeps one result per id (`target/criterion/<id>/new`), so the executable that runs
+/// last overwrites the others' results, and a change to theirs goes unseen. `by_target` is each
+/// executable's target and the ids it lists.
+pub fn shared_ids(by_target: &[(String, Vec<String>)]) -> Option<String> {
+    let mut owners: std::collections::BTreeMap<&str, Vec<&str>> = std::collections::BTreeMap::new();
+    for (target, ids) in by_target {
+        let mut seen = std::collections::HashSet::new();
+        for id in ids {
+            if seen.insert(id.as_str()) {
+                owners.entry(id.as_str()).or_default().push(target.as_str());
+            }
+        }
+    }
+    let shared: Vec<(&str, Vec<&str>)> = owners
+        .into_iter()
+        .filter(|(_, targets)| targets.len() > 1)
+        .collect();
+    let ((id, targets), rest) = shared.split_first()?;
+    let others = match rest.len() {
+        0 => String::new(),
+        1 => format!(" (and `{}`)", rest[0].0),
+        n => format!(" (and {n} more, `{}` among them)", rest[0].0),
+    };
+    Some(format!(
+        "the bench executables {} each name the benchmark `{id}`{others}; Criterion keeps one result per id (in target/criterion/{id}/new), so the one that runs last overwrites the others' and a change to theirs would go unseen. Give each a name of its own (a benchmark group named after its crate, say), or bench one package at a time (`cargo bench -p NAME`)",
+        list_and(targets),
+    ))
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn list_and(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
 /// How many of a failed command's last lines of standard error are kept: as many as a report
 /// carries.
 const STDERR_TAIL: usize = benchgate_gate::report::MAX_STDERR_TAIL;
@@ -863,6 +949,35 @@ pub fn code_only(source: &str) -> String {
 #[allow(clippy::unwrap_used)] // tests fail loudly
 mod tests {
     use super::*;
+
+    fn targets(each: &[(&str, &[&str])]) -> Vec<(String, Vec<String>)> {
+        each.iter()
+            .map(|(t, ids)| (t.to_string(), ids.iter().map(|i| i.to_string()).collect()))
+            .collect()
+    }
+
+    #[test]
+    fn ids_two_executables_name_are_named_with_both_executables() {
+        let apart = targets(&[("a/a", &["parse", "a_only"]), ("b/b", &["b_only"])]);
+        assert_eq!(shared_ids(&apart), None);
+        let one = targets(&[("a/a", &["parse", "x"]), ("b/b", &["parse"])]);
+        let why = shared_ids(&one).unwrap();
+        assert!(
+            why.starts_with("the bench executables a/a and b/b each name the benchmark `parse`; Criterion keeps one result per id (in target/criterion/parse/new)"),
+            "{why}"
+        );
+        let three = targets(&[
+            ("a/a", &["parse", "new", "x"]),
+            ("b/b", &["parse", "new", "y"]),
+            ("c/c", &["parse", "z", "y"]),
+        ]);
+        // The first in the order of the ids; `parse` is everyone's.
+        let why = shared_ids(&three).unwrap();
+        assert!(
+            why.starts_with("the bench executables a/a and b/b each name the benchmark `new` (and 2 more, `parse` among them);"),
+            "{why}"
+        );
+    }
 
     #[test]
     fn only_a_libtest_listing_without_benchmarks_counts_its_tests() {

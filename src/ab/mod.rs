@@ -96,6 +96,9 @@ pub fn check_bench_command(
             .map(|e| e.target.clone())
             .zip(each)
             .collect();
+        if let Some(why) = side_build::shared_ids(&by_target[i]) {
+            bail!("{checking}, {}: {why}", side.name);
+        }
     }
     let mut listed = Listed {
         ids,

@@ -76,6 +76,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         None => None,
     };
     let reruns = Reruns::new(args.command, args.max_runs, args.budget)?;
+    reruns.check_ids_apart()?;
     let outputs = args.report.outputs();
     decide_and_publish(
         &args.report,

@@ -890,6 +890,31 @@ fn assert_passed_unmeasured(summary: &Value, ids: &[&str]) {
     }
 }
 
+/// `ab` over both of the zoo's bench targets, `zoo` and `other`.
+fn ab_zoo_and_other(repo: &Path) -> Output {
+    ab_with(
+        repo,
+        &shared_target(),
+        &ZOO_BUDGET,
+        &[
+            "cargo", "bench", "--locked", "--bench", "zoo", "--bench", "other", "--", "--noplot",
+        ],
+    )
+}
+
+/// The zoo at `main~1`, and at `main` with its `other` bench naming its benchmark `push`, as
+/// the `zoo` bench names one of its own, and doing four times the work.
+pub(crate) fn other_also_names_push() -> (tempfile::TempDir, String, String) {
+    zoo_repository(|repo| {
+        edit(
+            repo,
+            "benches/other.rs",
+            r#"c.bench_function("other", |b| b.iter(|| zoo::push(black_box(16))))"#,
+            r#"c.bench_function("push", |b| b.iter(|| zoo::push(black_box(64))))"#,
+        );
+    })
+}
+
 #[test]
 fn a_head_that_edits_only_a_bench_target_the_command_does_not_build_passes_unmeasured() {
     let _turn = timing_turn();
@@ -922,14 +947,7 @@ fn a_head_that_edits_only_a_bench_target_the_command_does_not_build_passes_unmea
 fn benchmarks_of_an_executable_both_sides_built_alike_pass_unmeasured_beside_a_real_change() {
     let _turn = timing_turn();
     let repo = other_does_four_times_the_work();
-    let output = ab_with(
-        repo.path(),
-        &shared_target(),
-        &ZOO_BUDGET,
-        &[
-            "cargo", "bench", "--locked", "--bench", "zoo", "--bench", "other", "--", "--noplot",
-        ],
-    );
+    let output = ab_zoo_and_other(repo.path());
     let err = stderr(&output);
     assert_eq!(output.status.code(), Some(1), "{err}");
     let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
@@ -954,6 +972,26 @@ fn benchmarks_of_an_executable_both_sides_built_alike_pass_unmeasured_beside_a_r
         !err.contains("Benchmarking push") && !err.contains("Benchmarking mix"),
         "{err}"
     );
+}
+
+/// Two bench executables that name one benchmark: Criterion keeps one result per id, so the one
+/// that ran last would overwrite the other's, and a change to the other would pass unseen.
+#[test]
+fn two_executables_that_name_one_benchmark_are_refused_before_a_round() {
+    // `ab` builds into the shared target directory: one at a time (not timed, so not alone).
+    let _target = crate::ab::SHARED_TARGET
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let (repo, _, _) = other_also_names_push();
+    let output = ab_zoo_and_other(repo.path());
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("checking the bench command before the first round (Criterion's --list), head: the bench executables zoo/other and zoo/zoo each name the benchmark `push`; Criterion keeps one result per id (in target/criterion/push/new)"),
+        "{err}"
+    );
+    assert!(!err.contains("round 1/"), "no round ran: {err}");
+    assert!(!repo.path().join(".benchgate/benchgate.db").exists());
 }
 
 #[test]

@@ -472,6 +472,66 @@ fn zoo_bench(repo: &Path, home: &Path) {
     assert!(output.status.success(), "{}", stderr(&output));
 }
 
+/// The Action's `pr` mode on a workspace whose two bench executables each name `push`: the run
+/// stores one `push`, whichever ran last, so a change to the other's would pass unseen. The
+/// gate, given the bench command, lists each executable's benchmarks and refuses, naming both.
+#[test]
+fn a_gate_refuses_a_bench_command_whose_executables_name_one_benchmark() {
+    // `ab` builds into the shared target directory: one at a time (not timed, so not alone).
+    let _target = crate::ab::SHARED_TARGET
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let (repo, _, head) = crate::ab::other_also_names_push();
+    let dir = repo.path();
+    let target = crate::ab::shared_target();
+    let command = [
+        "cargo",
+        "bench",
+        "--locked",
+        "--target-dir",
+        target.to_str().unwrap(),
+        "--bench",
+        "zoo",
+        "--bench",
+        "other",
+        "--",
+        "--noplot",
+    ];
+    let home = tempfile::tempdir().unwrap();
+    let bench = std::process::Command::new(command[0])
+        .args(&command[1..])
+        .current_dir(dir)
+        .env("CRITERION_HOME", home.path())
+        .env_remove("CARGO_TARGET_DIR")
+        .output()
+        .unwrap();
+    assert!(bench.status.success(), "{}", stderr(&bench));
+    // Criterion ran `push` twice and kept the last.
+    let ran = String::from_utf8_lossy(&bench.stdout);
+    assert_eq!(
+        ran.matches("\npush ").count() + usize::from(ran.starts_with("push ")),
+        2,
+        "{ran}"
+    );
+    let head_run = ingest(dir, home.path(), &head, "pr");
+    let output = benchgate(
+        dir,
+        &[
+            &["gate", "--head", &head_run, "--format", "json", "--"][..],
+            &command[..],
+        ]
+        .concat(),
+    );
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("benchgate: error: checking the bench command (Criterion's --list): the bench executables zoo/other and zoo/zoo each name the benchmark `push`; Criterion keeps one result per id")
+            && err.contains("the gate cannot judge a benchmark whose stored result may be another's"),
+        "{err}"
+    );
+    assert!(output.stdout.is_empty(), "no verdict: {}", stdout(&output));
+}
+
 /// The Action's `pr` mode on a real crate: a stored history on `main`, a pull request whose
 /// head does ten times the work in `push`, and `gate -- <bench command>`. `push` is claimed
 /// `regressed` by the first head run and confirmed by two more; `mix`, whose history on `main`
