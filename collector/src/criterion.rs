@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -95,6 +96,18 @@ struct SampleFile {
 /// id. Any unreadable, truncated or invalid file fails the whole tree with an error naming the
 /// file and field.
 pub fn read_tree(root: &Path, baseline: &str) -> Result<Vec<Measurement>> {
+    Ok(read_tree_dated(root, baseline)?
+        .into_iter()
+        .map(|(measurement, _)| measurement)
+        .collect())
+}
+
+/// [`read_tree`], each measurement with the time Criterion wrote its `sample.json` (`None`
+/// where the file system keeps none).
+pub fn read_tree_dated(
+    root: &Path,
+    baseline: &str,
+) -> Result<Vec<(Measurement, Option<SystemTime>)>> {
     let metadata = fs::metadata(root).map_err(|source| match source.kind() {
         std::io::ErrorKind::NotFound => Error::MissingDirectory {
             path: root.to_owned(),
@@ -113,7 +126,7 @@ pub fn read_tree(root: &Path, baseline: &str) -> Result<Vec<Measurement>> {
     let mut unreadable = Vec::new();
     for visited in visit(root, root.to_owned(), baseline) {
         match visited {
-            Visited::Benchmark(dir, outcome) => found.push((dir, outcome)),
+            Visited::Benchmark(dir, outcome, written) => found.push((dir, outcome, written)),
             Visited::Unreadable(dir, error) => unreadable.push((dir, error)),
         }
     }
@@ -132,8 +145,11 @@ pub fn read_tree(root: &Path, baseline: &str) -> Result<Vec<Measurement>> {
     found.sort_by(|a, b| a.0.cmp(&b.0));
     let mut measurements = Vec::with_capacity(found.len());
     let mut dirs = Vec::with_capacity(found.len());
-    for (dir, outcome) in found {
-        measurements.push(outcome?);
+    let mut written = HashMap::with_capacity(found.len());
+    for (dir, outcome, when) in found {
+        let measurement = outcome?;
+        written.insert(measurement.id.as_str().to_owned(), when);
+        measurements.push(measurement);
         dirs.push(dir);
     }
     let mut seen: HashMap<&str, &Path> = HashMap::with_capacity(measurements.len());
@@ -147,13 +163,55 @@ pub fn read_tree(root: &Path, baseline: &str) -> Result<Vec<Measurement>> {
         }
     }
     measurements.sort_by(|a, b| a.id.cmp(&b.id));
-    Ok(measurements)
+    Ok(measurements
+        .into_iter()
+        .map(|m| {
+            let when = written.get(m.id.as_str()).copied().flatten();
+            (m, when)
+        })
+        .collect())
+}
+
+/// The longest pause between two benchmarks' results that one run of a bench command makes:
+/// Criterion writes each benchmark's results as it finishes it, so a run's are minutes apart
+/// at most (a benchmark that took an hour an iteration is refused as no measurement).
+pub const RUN_GAP: Duration = Duration::from_secs(3600);
+
+/// The measurements of `dated` written before the newest run: older than the next newer one
+/// by more than `gap`, or than one that is. A benchmark the latest `cargo bench` did not run
+/// (renamed, removed, or filtered out) keeps its old results in the tree. Indices into
+/// `dated`, oldest first; none where the file system keeps no times.
+pub fn left_behind(dated: &[(Measurement, Option<SystemTime>)], gap: Duration) -> Vec<usize> {
+    let mut order: Vec<(usize, SystemTime)> = dated
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (_, when))| when.map(|w| (i, w)))
+        .collect();
+    if order.len() < dated.len() {
+        return Vec::new();
+    }
+    order.sort_by_key(|&(_, when)| std::cmp::Reverse(when));
+    let cut = order.windows(2).position(|pair| {
+        pair[0]
+            .1
+            .duration_since(pair[1].1)
+            .is_ok_and(|pause| pause > gap)
+    });
+    match cut {
+        Some(last_of_run) => order[last_of_run + 1..]
+            .iter()
+            .rev()
+            .map(|(i, _)| *i)
+            .collect(),
+        None => Vec::new(),
+    }
 }
 
 /// What the walk found in one directory.
 enum Visited {
-    /// A benchmark directory, and its measurement or what is wrong with it.
-    Benchmark(PathBuf, Result<Measurement>),
+    /// A benchmark directory, its measurement or what is wrong with it, and when its
+    /// `sample.json` was written.
+    Benchmark(PathBuf, Result<Measurement>, Option<SystemTime>),
     /// A directory that could not be listed.
     Unreadable(PathBuf, Error),
 }
@@ -175,8 +233,9 @@ fn visit(root: &Path, dir: PathBuf, baseline: &str) -> Vec<Visited> {
         let files = ResultsFiles::read(&dir.join(baseline));
         if !files.is_empty() {
             is_benchmark = true;
+            let written = files.written;
             let outcome = read_benchmark(root, &dir, baseline, files);
-            visited.push(Visited::Benchmark(dir.clone(), outcome));
+            visited.push(Visited::Benchmark(dir.clone(), outcome, written));
         }
     }
     let below: Vec<Visited> = children
@@ -218,6 +277,8 @@ struct ResultsFiles {
     benchmark: (PathBuf, std::io::Result<Option<Vec<u8>>>),
     estimates: (PathBuf, std::io::Result<Option<Vec<u8>>>),
     sample: (PathBuf, std::io::Result<Option<Vec<u8>>>),
+    /// When `sample.json` was last written.
+    written: Option<SystemTime>,
 }
 
 impl ResultsFiles {
@@ -235,6 +296,9 @@ impl ResultsFiles {
             benchmark: read("benchmark.json"),
             estimates: read("estimates.json"),
             sample: read("sample.json"),
+            written: fs::metadata(results.join("sample.json"))
+                .and_then(|m| m.modified())
+                .ok(),
         }
     }
 

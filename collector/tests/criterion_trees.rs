@@ -475,3 +475,74 @@ fn a_benchmark_named_like_a_results_directory_is_found_below_it() {
     assert!(error.contains("Group/new/estimates.json"), "{error}");
     assert!(error.contains("missing"), "{error}");
 }
+
+/// Sets when each benchmark directory's `new/sample.json` below `root` was written: the
+/// `k`-th directory in path order at `at(k)`.
+fn date_results(root: &Path, at: impl Fn(usize) -> std::time::SystemTime) -> usize {
+    let mut samples = Vec::new();
+    fn find(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                find(&path, out);
+            } else if path.ends_with("new/sample.json") {
+                out.push(path);
+            }
+        }
+    }
+    find(root, &mut samples);
+    samples.sort();
+    for (k, sample) in samples.iter().enumerate() {
+        fs::File::options()
+            .write(true)
+            .open(sample)
+            .unwrap()
+            .set_modified(at(k))
+            .unwrap();
+    }
+    samples.len()
+}
+
+/// A run's results lie at most a benchmark's time apart, however long the run; results an
+/// hour or more older than the next newer ones are an earlier run's, left in the tree.
+#[test]
+fn results_an_hour_before_the_next_newer_are_an_earlier_runs() {
+    use benchgate_collector::criterion::{RUN_GAP, left_behind, read_tree_dated};
+    use std::time::{Duration, SystemTime};
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(
+        &corpus().join("dicethedev__MerkleForge/target/criterion"),
+        dir.path(),
+    );
+    let now = SystemTime::now();
+    let half_hour = Duration::from_secs(1800);
+    // One long run: each benchmark half an hour after the one before.
+    let n = date_results(dir.path(), |k| now - half_hour * k as u32);
+    assert_eq!(n, 30);
+    let dated = read_tree_dated(dir.path(), "new").unwrap();
+    assert_eq!(left_behind(&dated, RUN_GAP), Vec::<usize>::new());
+    // The last two in path order an hour and a minute before the one after them, and
+    // a minute apart: an earlier run's.
+    let last = n - 2;
+    date_results(dir.path(), |k| {
+        let start = now - half_hour * (last as u32 - 1);
+        match k {
+            k if k < last => now - half_hour * k as u32,
+            k => start - Duration::from_secs(3660) - Duration::from_secs(60 * (k - last) as u64),
+        }
+    });
+    let dated = read_tree_dated(dir.path(), "new").unwrap();
+    let older = left_behind(&dated, RUN_GAP);
+    assert_eq!(older.len(), 2, "{older:?}");
+    let mut when: Vec<SystemTime> = older.iter().map(|&i| dated[i].1.unwrap()).collect();
+    assert!(when[0] < when[1], "oldest first");
+    when.sort();
+    let newest_kept = dated
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !older.contains(i))
+        .map(|(_, (_, w))| w.unwrap())
+        .min()
+        .unwrap();
+    assert!(newest_kept.duration_since(when[1]).unwrap() > RUN_GAP);
+}

@@ -56,6 +56,12 @@ pub struct Args {
     /// Overwrite a stored run with the same key but different results.
     #[arg(long)]
     replace: bool,
+    /// Store the results Criterion's tree holds from before this run too. By default a
+    /// benchmark whose results were written over an hour before the next newer one's (one the
+    /// latest `cargo bench` did not run: renamed, removed or filtered out) is left out, and
+    /// named.
+    #[arg(long)]
+    keep_older: bool,
     /// Custom metrics to store beside Criterion's, from a JSON file in Bencher's metric format
     /// (`{"bench": {"measure": {"value", "lower_value", "upper_value" | "samples", "unit",
     /// "direction"}}}`); repeatable. Without Criterion output, the run holds the metrics alone.
@@ -163,7 +169,7 @@ fn read_measurements(args: &Args) -> anyhow::Result<(Vec<Measurement>, FunctionC
                 Some(path) => path.clone(),
                 None => environment::criterion_home()?,
             };
-            match criterion::read_tree(&root, &args.baseline) {
+            match criterion::read_tree_dated(&root, &args.baseline) {
                 // With custom metrics or counts and no directory named, Criterion output is
                 // optional.
                 Err(
@@ -172,7 +178,7 @@ fn read_measurements(args: &Args) -> anyhow::Result<(Vec<Measurement>, FunctionC
                 ) if (!args.metrics.is_empty() || gungraun.is_some()) && args.path.is_none() => {
                     Vec::new()
                 }
-                other => other?,
+                other => this_run(other?, &root, args.keep_older),
             }
         }
     };
@@ -206,6 +212,69 @@ fn read_measurements(args: &Args) -> anyhow::Result<(Vec<Measurement>, FunctionC
     }
     measurements.sort_by(|a, b| a.id.cmp(&b.id));
     Ok((measurements, function_costs))
+}
+
+/// The measurements of `dated` this run wrote: with `keep_older`, all of them; else without
+/// those [`criterion::left_behind`] finds, which a line on stderr names.
+fn this_run(
+    mut dated: Vec<(Measurement, Option<SystemTime>)>,
+    root: &Path,
+    keep_older: bool,
+) -> Vec<Measurement> {
+    let older = criterion::left_behind(&dated, criterion::RUN_GAP);
+    if !older.is_empty() && !keep_older {
+        let newest_of_run = dated
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !older.contains(i))
+            .filter_map(|(_, (_, when))| *when)
+            .min();
+        let newest_left = older.last().and_then(|&i| dated[i].1);
+        let before = match (newest_of_run, newest_left) {
+            (Some(run), Some(left)) => run
+                .duration_since(left)
+                .map(|d| format!(", the newest of them {} before this run's", age(d)))
+                .unwrap_or_default(),
+            _ => String::new(),
+        };
+        let named: Vec<String> = older
+            .iter()
+            .rev()
+            .take(3)
+            .map(|&i| format!("`{}`", dated[i].0.id.as_str()))
+            .collect();
+        eprintln!(
+            "benchgate: left out {} of {} results in {} written before this run{before} ({}{}): the bench command did not run them this time (renamed, removed or filtered out?); --keep-older stores them too",
+            older.len(),
+            dated.len(),
+            root.display(),
+            named.join(", "),
+            if older.len() > named.len() {
+                ", …"
+            } else {
+                ""
+            },
+        );
+        let mut i = 0;
+        dated.retain(|_| {
+            i += 1;
+            !older.contains(&(i - 1))
+        });
+    }
+    dated.into_iter().map(|(m, _)| m).collect()
+}
+
+/// A pause in the largest whole unit it holds: `3 days`, `1 hour`, `40 minutes`.
+fn age(pause: std::time::Duration) -> String {
+    const HOUR: u64 = 60;
+    const DAY: u64 = 24 * HOUR;
+    let minutes = (pause.as_secs() + 30) / 60;
+    let (n, unit) = match minutes {
+        m if m >= 2 * DAY => ((m + DAY / 2) / DAY, "day"),
+        m if m >= HOUR => ((m + HOUR / 2) / HOUR, "hour"),
+        m => (m, "minute"),
+    };
+    format!("{n} {unit}{}", if n == 1 { "" } else { "s" })
 }
 
 /// Reads, checks and stores the run; prints its id.
@@ -258,4 +327,21 @@ pub fn read_profile_file(path: &Path) -> anyhow::Result<HardwareProfile> {
         );
     }
     Ok(file.profile)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::age;
+    use std::time::Duration;
+
+    #[test]
+    fn a_pause_is_said_in_its_largest_whole_unit_rounded() {
+        let minutes = |m: u64| Duration::from_secs(60 * m);
+        assert_eq!(age(minutes(1)), "1 minute");
+        assert_eq!(age(minutes(59)), "59 minutes");
+        assert_eq!(age(minutes(61)), "1 hour");
+        assert_eq!(age(minutes(150)), "3 hours");
+        assert_eq!(age(minutes(47 * 60)), "47 hours");
+        assert_eq!(age(minutes(3 * 24 * 60 - 20)), "3 days");
+    }
 }

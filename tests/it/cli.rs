@@ -9,7 +9,15 @@ use crate::support::postgres;
 use crate::support::*;
 
 fn ingest_merkle(dir: &Path, extra: &[&str]) -> Output {
-    let tree = corpus("dicethedev__MerkleForge/target/criterion");
+    ingest_merkle_from(
+        dir,
+        &corpus("dicethedev__MerkleForge/target/criterion"),
+        extra,
+    )
+}
+
+/// [`ingest_merkle`] of a copy of its tree at `tree`.
+fn ingest_merkle_from(dir: &Path, tree: &Path, extra: &[&str]) -> Output {
     let mut args = vec![
         "ingest",
         tree.to_str().unwrap(),
@@ -71,6 +79,77 @@ fn ingest_prints_the_run_id_and_show_prints_every_measurement() {
         listing.contains("b288db9ef742") && listing.contains("pr #42"),
         "{listing}"
     );
+}
+
+/// A tree whose `leaf_hash_BLAKE3` results were written three days before the rest: the latest
+/// `cargo bench` did not run it (renamed, removed or filtered out), and its old results are
+/// left out of this run, named; `--keep-older` stores them too.
+#[test]
+fn results_an_earlier_bench_run_left_in_the_tree_are_left_out_and_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("criterion");
+    copy_dir(&corpus("dicethedev__MerkleForge/target/criterion"), &tree);
+    let three_days_ago =
+        std::time::SystemTime::now() - std::time::Duration::from_secs(3 * 24 * 3600);
+    let mut older = 0;
+    for entry in walk(&tree.join("leaf_hash_BLAKE3")) {
+        if entry.ends_with("new/sample.json") {
+            std::fs::File::options()
+                .write(true)
+                .open(&entry)
+                .unwrap()
+                .set_modified(three_days_ago)
+                .unwrap();
+            older += 1;
+        }
+    }
+    assert!(older > 1, "leaf_hash_BLAKE3 holds {older} benchmarks");
+    let ingest = |extra: &[&str]| ingest_merkle_from(dir.path(), &tree, extra);
+    let output = ingest(&[]);
+    let err = stderr(&output);
+    assert!(output.status.success(), "{err}");
+    assert!(
+        err.contains(&format!(
+            "benchgate: left out {older} of 30 results in {} written before this run, the newest of them 3 days before this run's (`leaf_hash/BLAKE3/",
+            tree.display()
+        )) && err.contains("the bench command did not run them this time (renamed, removed or filtered out?); --keep-older stores them too"),
+        "{err}"
+    );
+    let shown = json(&benchgate(dir.path(), &["show", "1", "--format", "json"]));
+    let ids: Vec<&str> = shown["measurements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 30 - older, "{ids:?}");
+    assert!(
+        ids.iter().all(|id| !id.starts_with("leaf_hash/BLAKE3/")),
+        "{ids:?}"
+    );
+
+    let kept = ingest(&["--keep-older", "--db", "all.db"]);
+    assert!(kept.status.success(), "{}", stderr(&kept));
+    assert!(!stderr(&kept).contains("left out"), "{}", stderr(&kept));
+    let shown = json(&benchgate(
+        dir.path(),
+        &["show", "1", "--db", "all.db", "--format", "json"],
+    ));
+    assert_eq!(shown["measurements"].as_array().unwrap().len(), 30);
+}
+
+/// Every file below `dir`.
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
 }
 
 #[test]
