@@ -370,14 +370,16 @@ impl Lab<'_, '_> {
         else {
             bail!("internal: a probed commit was not built");
         };
-        // The same executables with nothing else changed cannot differ in speed: no rounds.
-        if let Some(bench) = &builds.bench
-            && identical::same_executables([base_side, head_side])
-        {
+        // Each probe's pair lists its benchmarks first, as `ab` does: a command two of whose
+        // executables name one benchmark is refused, not probed on whichever ran last. The same
+        // executables with nothing else changed cannot differ in speed: no rounds.
+        if let Some(bench) = &builds.bench {
             let pair = [base_side, head_side];
             let listed =
                 crate::ab::check_bench_command(pair, bench, &builds.scratch, &builds.target_dir)?;
-            if identical::compare(pair, &listed, true)?.skips_rounds() {
+            if identical::same_executables(pair)
+                && identical::compare(pair, &listed, true)?.skips_rounds()
+            {
                 eprintln!(
                     "benchgate: probe {} against {}: the same executables, not measured",
                     head.short(),

@@ -902,17 +902,20 @@ fn ab_zoo_and_other(repo: &Path) -> Output {
     )
 }
 
-/// The zoo at `main~1`, and at `main` with its `other` bench naming its benchmark `push`, as
-/// the `zoo` bench names one of its own, and doing four times the work.
+/// Makes the zoo's `other` bench name its benchmark `push`, as the `zoo` bench names one of its
+/// own, and do four times the work.
+pub(crate) fn other_names_push(repo: &Path) {
+    edit(
+        repo,
+        "benches/other.rs",
+        r#"c.bench_function("other", |b| b.iter(|| zoo::push(black_box(16))))"#,
+        r#"c.bench_function("push", |b| b.iter(|| zoo::push(black_box(64))))"#,
+    );
+}
+
+/// The zoo at `main~1`, and at `main` after [`other_names_push`].
 pub(crate) fn other_also_names_push() -> (tempfile::TempDir, String, String) {
-    zoo_repository(|repo| {
-        edit(
-            repo,
-            "benches/other.rs",
-            r#"c.bench_function("other", |b| b.iter(|| zoo::push(black_box(16))))"#,
-            r#"c.bench_function("push", |b| b.iter(|| zoo::push(black_box(64))))"#,
-        );
-    })
+    zoo_repository(other_names_push)
 }
 
 #[test]

@@ -264,6 +264,45 @@ fn a_range_with_no_real_change_has_no_culprit() {
     assert_refused(&output, &["--good", "is not an ancestor of --bad"]);
 }
 
+/// A range whose last commit makes the zoo's `other` bench name its benchmark `push` too: the
+/// probe's check refuses the command, naming both executables, before any round.
+#[test]
+fn a_probe_whose_executables_name_one_benchmark_is_refused() {
+    let _target = crate::ab::SHARED_TARGET
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let (repo, shas) = history(1, |_, repo| {
+        crate::ab::other_names_push(repo);
+        true
+    });
+    let target = shared_target();
+    let output = Command::new(env!("CARGO_BIN_EXE_benchgate"))
+        .args([
+            "bisect", "--good", &shas[0], "--bad", &shas[1], "--bench", "push",
+        ])
+        .args(["--target-dir", target.to_str().unwrap()])
+        .args([
+            "--", "cargo", "bench", "--locked", "--bench", "zoo", "--bench", "other", "--",
+            "--noplot",
+        ])
+        .current_dir(repo.path())
+        .env_remove("CRITERION_HOME")
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("BENCHGATE_DATABASE_URL")
+        .output()
+        .unwrap();
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "checking the bench command before the first round (Criterion's --list), {}: the bench executables zoo/other and zoo/zoo each name the benchmark `push`",
+            &shas[1][..12]
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("round 1/"), "no round ran: {err}");
+}
+
 /// Stores a nightly run at each of `commits` (in order): the Criterion tree `measured` beside a
 /// real suite of 30 more benchmarks (fixtures/corpus, MerkleForge), each top-level benchmark
 /// directory scaled by `level(commit, dir)` and wobbling by up to ±1.5%.
