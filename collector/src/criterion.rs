@@ -145,15 +145,12 @@ pub fn read_tree_dated(
     found.sort_by(|a, b| a.0.cmp(&b.0));
     let mut measurements = Vec::with_capacity(found.len());
     let mut dirs = Vec::with_capacity(found.len());
-    let mut written = HashMap::with_capacity(found.len());
     for (dir, outcome, when) in found {
-        let measurement = outcome?;
-        written.insert(measurement.id.as_str().to_owned(), when);
-        measurements.push(measurement);
+        measurements.push((outcome?, when));
         dirs.push(dir);
     }
     let mut seen: HashMap<&str, &Path> = HashMap::with_capacity(measurements.len());
-    for (measurement, dir) in measurements.iter().zip(&dirs) {
+    for ((measurement, _), dir) in measurements.iter().zip(&dirs) {
         if let Some(first) = seen.insert(measurement.id.as_str(), dir) {
             return Err(Error::DuplicateBenchmark {
                 id: measurement.id.as_str().to_owned(),
@@ -162,14 +159,8 @@ pub fn read_tree_dated(
             });
         }
     }
-    measurements.sort_by(|a, b| a.id.cmp(&b.id));
-    Ok(measurements
-        .into_iter()
-        .map(|m| {
-            let when = written.get(m.id.as_str()).copied().flatten();
-            (m, when)
-        })
-        .collect())
+    measurements.sort_by(|a, b| a.0.id.cmp(&b.0.id));
+    Ok(measurements)
 }
 
 /// The longest pause between two benchmarks' results that one run of a bench command makes:

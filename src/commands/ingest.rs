@@ -217,7 +217,7 @@ fn read_measurements(args: &Args) -> anyhow::Result<(Vec<Measurement>, FunctionC
 /// The measurements of `dated` this run wrote: with `keep_older`, all of them; else without
 /// those [`criterion::left_behind`] finds, which a line on stderr names.
 fn this_run(
-    mut dated: Vec<(Measurement, Option<SystemTime>)>,
+    dated: Vec<(Measurement, Option<SystemTime>)>,
     root: &Path,
     keep_older: bool,
 ) -> Vec<Measurement> {
@@ -255,11 +255,15 @@ fn this_run(
                 ""
             },
         );
-        let mut i = 0;
-        dated.retain(|_| {
-            i += 1;
-            !older.contains(&(i - 1))
-        });
+        let mut keep = vec![true; dated.len()];
+        for &i in &older {
+            keep[i] = false;
+        }
+        return dated
+            .into_iter()
+            .zip(keep)
+            .filter_map(|((m, _), kept)| kept.then_some(m))
+            .collect();
     }
     dated.into_iter().map(|(m, _)| m).collect()
 }
