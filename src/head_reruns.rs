@@ -63,46 +63,12 @@ impl Reruns {
             return Ok(());
         };
         let checking = "checking the bench command (Criterion's --list)";
-        // A command that cannot be listed is not refused for that: the gate judges what the
-        // run stored, and a re-run that fails says why in the report.
-        let by_target = match self.listed_by_target(bench, checking) {
-            Ok(by_target) => by_target,
-            Err(error) => {
-                eprintln!(
-                    "benchgate: note: {checking}: {error:#}; whether two executables name one benchmark goes unchecked"
-                );
-                return Ok(());
-            }
-        };
-        match side_build::shared_ids(&by_target) {
+        match side_build::ids_shared_in_place(bench, checking) {
             Some(why) => bail!(
                 "{checking}: {why}; the gate cannot judge a benchmark whose stored result may be another's"
             ),
             None => Ok(()),
         }
-    }
-
-    /// Each of `bench`'s executables, built here, with the ids it lists.
-    fn listed_by_target(
-        &self,
-        bench: &CargoBench,
-        checking: &str,
-    ) -> anyhow::Result<Vec<(String, Vec<String>)>> {
-        let executables = side_build::in_place(bench, checking)?;
-        let home = scratch_home(0)?;
-        let each = side_build::list_each(
-            &executables,
-            bench,
-            None,
-            &home,
-            &crate::environment::target_directory(),
-        );
-        let _ = std::fs::remove_dir_all(&home);
-        Ok(executables
-            .iter()
-            .map(|e| e.target.clone())
-            .zip(each?)
-            .collect())
     }
 
     /// Decides the base run (`base`, its one round) against the head's first run and, while

@@ -654,6 +654,43 @@ pub fn list_each(
     Ok(ids)
 }
 
+/// Where a `cargo bench` command run in this checkout has two or more executables that name
+/// one benchmark, why (as [`shared_ids`] says it). Builds with `--no-run` (the bench command
+/// has built it, so this takes seconds) and lists each executable's ids. A command that cannot
+/// be built or listed is not refused for that: a note says the check was not made.
+pub fn ids_shared_in_place(bench: &CargoBench, checking: &str) -> Option<String> {
+    let listed = || -> anyhow::Result<Vec<(String, Vec<String>)>> {
+        let executables = in_place(bench, checking)?;
+        let home = std::env::temp_dir().join(format!("benchgate-list-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&home);
+        std::fs::create_dir_all(&home)
+            .with_context(|| format!("cannot create {}", home.display()))?;
+        let home = std::path::absolute(&home).context("cannot resolve the listing's directory")?;
+        let each = list_each(
+            &executables,
+            bench,
+            None,
+            &home,
+            &crate::environment::target_directory(),
+        );
+        let _ = std::fs::remove_dir_all(&home);
+        Ok(executables
+            .iter()
+            .map(|e| e.target.clone())
+            .zip(each?)
+            .collect())
+    };
+    match listed() {
+        Ok(by_target) => shared_ids(&by_target),
+        Err(error) => {
+            eprintln!(
+                "benchgate: note: {checking}: {error:#}; whether two executables name one benchmark goes unchecked"
+            );
+            None
+        }
+    }
+}
+
 /// Why the executables cannot all be measured, where two or more of them name one benchmark:
 /// Criterion keeps one result per id (`target/criterion/<id>/new`), so the executable that runs
 /// last overwrites the others' results, and a change to theirs goes unseen. `by_target` is each

@@ -91,7 +91,7 @@ bench_store_and_gate() {
     "${bench_command[@]}"
     count_instructions
     local run
-    run="$(benchgate ingest "$@" "${metrics_args[@]}")"
+    run="$(benchgate ingest "$@" "${metrics_args[@]}" -- "${bench_command[@]}")"
     if [ ${#collector_args[@]} -gt 0 ]; then
         run="$(benchgate upload "$run" "${collector_args[@]}")"
     fi
@@ -132,7 +132,7 @@ case "$mode" in
     nightly)
         "${bench_command[@]}"
         count_instructions
-        run="$(benchgate ingest --kind nightly "${metrics_args[@]}")"
+        run="$(benchgate ingest --kind nightly "${metrics_args[@]}" -- "${bench_command[@]}")"
         if [ ${#collector_args[@]} -gt 0 ]; then
             benchgate upload "$run" "${collector_args[@]}"
         fi

@@ -14,7 +14,8 @@ use benchgate_collector::{
 };
 
 use super::{KindArg, StoreArgs};
-use crate::{environment, render};
+use crate::bench_command::CargoBench;
+use crate::{environment, render, side_build};
 
 /// `benchgate ingest`; also what `upload` reads.
 #[derive(clap::Args)]
@@ -72,6 +73,11 @@ pub struct Args {
     /// directory's `gungraun/` (or $GUNGRAUN_HOME) when it exists and no PATH is given].
     #[arg(long, value_name = "DIR")]
     gungraun: Option<PathBuf>,
+    /// The bench command that wrote the results (e.g. `cargo bench --workspace`). For a
+    /// `cargo bench` command, nothing is stored when two of its executables name one benchmark:
+    /// Criterion keeps one result per id, so the tree holds only the one that ran last.
+    #[arg(last = true, value_name = "BENCH COMMAND")]
+    pub command: Vec<String>,
 }
 
 /// The run `ingest` (or `upload`) reads: everything checked, nothing stored yet.
@@ -93,6 +99,14 @@ pub fn read_new_run(args: &Args) -> anyhow::Result<NewRun> {
         .transpose()?;
     if args.pr == Some(0) {
         bail!("--pr: a pull request number is positive");
+    }
+    if let Some(bench) = CargoBench::parse(&args.command).context("the bench command after `--`")? {
+        let checking = "checking the bench command (Criterion's --list)";
+        if let Some(why) = side_build::ids_shared_in_place(&bench, checking) {
+            bail!(
+                "{checking}: {why}; nothing was stored, as the tree holds only the result of the executable that ran last"
+            );
+        }
     }
     let (outside, measurements) = std::thread::scope(|scope| {
         let outside = scope.spawn(|| Outside {

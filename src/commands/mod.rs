@@ -120,6 +120,7 @@ pub enum Command {
     #[command(after_help = "Examples:
   cargo bench && benchgate ingest                  # target/criterion, this commit, kind local
   benchgate ingest --kind nightly --db postgres://bench@db/benchgate
+  benchgate ingest --kind nightly -- cargo bench --workspace   # refused if two executables name one benchmark
 Exit: 0 stored (prints the run id); 2 an error naming the file and field (nothing stored).")]
     Ingest(ingest::Args),
     /// List the stored runs.

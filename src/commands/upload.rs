@@ -30,6 +30,9 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         .or_else(|| crate::environment::non_empty_var("BENCHGATE_TOKEN"))
         .context("no token: pass --token or set BENCHGATE_TOKEN")?;
     let new_run = match stored_run_ref(&run) {
+        Some(_) if !run.command.is_empty() => anyhow::bail!(
+            "a bench command after `--` is checked before a Criterion tree is read; a stored run was read as it was ingested"
+        ),
         Some(reference) => {
             let store = run.store.open_existing().await?;
             let id = match reference {

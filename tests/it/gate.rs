@@ -472,11 +472,12 @@ fn zoo_bench(repo: &Path, home: &Path) {
     assert!(output.status.success(), "{}", stderr(&output));
 }
 
-/// The Action's `pr` mode on a workspace whose two bench executables each name `push`: the run
-/// stores one `push`, whichever ran last, so a change to the other's would pass unseen. The
-/// gate, given the bench command, lists each executable's benchmarks and refuses, naming both.
+/// The Action's `pr` mode on a workspace whose two bench executables each name `push`: the tree
+/// holds one `push`, whichever ran last, so a change to the other's would pass unseen.
+/// `ingest` and `gate`, given the bench command, list each executable's benchmarks and refuse,
+/// naming both; `ingest` stores nothing.
 #[test]
-fn a_gate_refuses_a_bench_command_whose_executables_name_one_benchmark() {
+fn ingest_and_gate_refuse_a_bench_command_whose_executables_name_one_benchmark() {
     // `ab` builds into the shared target directory: one at a time (not timed, so not alone).
     let _target = crate::ab::SHARED_TARGET
         .lock()
@@ -513,6 +514,39 @@ fn a_gate_refuses_a_bench_command_whose_executables_name_one_benchmark() {
         2,
         "{ran}"
     );
+    // The Action hands `ingest` the command: nothing is stored, and it says why.
+    let tree = home.path().to_str().unwrap();
+    let refused = benchgate(
+        dir,
+        &[
+            &[
+                "ingest",
+                tree,
+                "--repo",
+                "acme/rocket",
+                "--commit",
+                &head,
+                "--kind",
+                "pr",
+                "--",
+            ][..],
+            &command[..],
+        ]
+        .concat(),
+    );
+    let err = stderr(&refused);
+    assert_eq!(refused.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("benchgate: error: checking the bench command (Criterion's --list): the bench executables zoo/other and zoo/zoo each name the benchmark `push`; Criterion keeps one result per id")
+            && err.contains("nothing was stored, as the tree holds only the result of the executable that ran last"),
+        "{err}"
+    );
+    assert!(refused.stdout.is_empty(), "no run id: {}", stdout(&refused));
+    assert!(
+        !dir.join(".benchgate/benchgate.db").exists(),
+        "the store was not even opened"
+    );
+    // Without the command `ingest` cannot tell, and the gate, given it, refuses to judge.
     let head_run = ingest(dir, home.path(), &head, "pr");
     let output = benchgate(
         dir,
