@@ -446,16 +446,17 @@ fn stored_line(candidates: &[RunSummary], baseline: RunId, head: RunId) -> Vec<R
 /// many calibration needs, and what decides meanwhile. `None` once it has enough.
 fn cold_start_note(runs: usize) -> Option<String> {
     use benchgate_gate::noise::{MIN_HISTORY, MIN_SHORT_HISTORY};
+    // One run counts per commit (its newest), so more runs of the same commit (a nightly with
+    // no new commit) add none: the note counts commits.
     let more = |needed: usize| {
         let more = needed - runs;
         format!(
-            "{more} more default-branch run{} {} stored on it",
+            "default-branch runs of {more} more commit{} are stored on it",
             if more == 1 { "" } else { "s" },
-            if more == 1 { "is" } else { "are" }
         )
     };
     let had = format!(
-        "History: this machine has {runs} stored run{} of the baseline's line",
+        "History: this machine has stored runs of {runs} commit{} of the baseline's line (the newest run of each counts)",
         if runs == 1 { "" } else { "s" }
     );
     if runs < MIN_SHORT_HISTORY {

@@ -106,8 +106,8 @@ fn the_base_commits_run_is_the_baseline_and_a_slowdown_fails() {
         has_note(
             &summary,
             &[
-                "this machine has 1 stored run of the baseline's line",
-                "needs 5; until 4 more default-branch runs are stored",
+                "this machine has stored runs of 1 commit of the baseline's line (the newest run of each counts)",
+                "needs 5; until default-branch runs of 4 more commits are stored",
                 "`benchgate ab`",
             ]
         ),
@@ -186,8 +186,8 @@ fn six_runs_of_history_let_unchanged_code_pass_and_say_what_is_missing() {
         has_note(
             &summary,
             &[
-                "this machine has 6 stored runs of the baseline's line, fewer than the 10",
-                "until 4 more default-branch runs are stored on it",
+                "this machine has stored runs of 6 commits of the baseline's line (the newest run of each counts), fewer than the 10",
+                "until default-branch runs of 4 more commits are stored on it",
                 "assumed 5% per run",
             ]
         ),
