@@ -116,7 +116,7 @@ pub enum Error {
 
     /// A run with the same key but other content is already stored.
     #[error(
-        "run {existing} already stores {repository}@{commit} ({kind}, attempt {attempt}) on this fingerprint with other results; pass --replace to overwrite it or --attempt to add another attempt"
+        "run {existing} already stores {repository}@{commit} ({kind}, attempt {attempt}) on this fingerprint with other results; pass --replace to overwrite it or --attempt N (or next) to add another attempt"
     )]
     RunConflict {
         /// The stored run's id.

@@ -170,6 +170,7 @@ on_both_engines!(
     samples_are_stored_in_a_quarter_of_the_bytes_and_older_rows_read_as_written,
     ingesting_the_same_run_twice_stores_nothing_new,
     a_different_run_under_the_same_key_conflicts_unless_replaced,
+    a_run_stored_as_the_next_attempt_follows_the_highest_and_is_idempotent,
     a_failure_midway_leaves_no_half_written_run,
     runs_ingested_at_once_keep_their_own_outcomes,
     runs_of_several_repositories_and_trees_keep_their_own_benchmarks,
@@ -526,6 +527,68 @@ async fn a_different_run_under_the_same_key_conflicts_unless_replaced(t: &TestSt
     store.close().await;
     assert_eq!(t.count("runs").await, 2);
     assert_eq!(t.count("measurements").await, 10 + 30);
+}
+
+/// A nightly run of a commit measured the night before (or a re-run workflow) is stored as the
+/// next attempt, whatever attempt it names; the same results again are the run already stored.
+async fn a_run_stored_as_the_next_attempt_follows_the_highest_and_is_idempotent(t: &TestStore) {
+    let store = t.open().await;
+    let first = new_run(merkle_forge());
+    let one = store.ingest_next_attempt(&first).await.unwrap();
+    assert!(matches!(one, IngestOutcome::Created(_)), "{one:?}");
+
+    let night = |factor: f64| {
+        let mut run = first.clone();
+        run.measurements[0].median.point *= factor;
+        run
+    };
+    let second = night(1.1);
+    let two = store.ingest_next_attempt(&second).await.unwrap();
+    assert!(matches!(two, IngestOutcome::Created(_)), "{two:?}");
+    // Attempt 5 taken by hand: the next is 6, not 3.
+    let mut fifth = night(1.2);
+    fifth.meta.attempt = 5;
+    store.ingest(&fifth).await.unwrap();
+    let third = night(1.3);
+    let six = store.ingest_next_attempt(&third).await.unwrap();
+    // The same results again, naming attempt 1 or any other: unchanged, wherever they are.
+    assert_eq!(
+        store.ingest_next_attempt(&second).await.unwrap(),
+        IngestOutcome::Unchanged(two.run_id())
+    );
+    assert_eq!(
+        store.ingest_next_attempt(&first).await.unwrap(),
+        IngestOutcome::Unchanged(one.run_id())
+    );
+    // Another kind of run of the same commit is a key of its own: attempt 1.
+    let mut pr = night(1.4);
+    pr.meta.kind = RunKind::Pr;
+    store.ingest_next_attempt(&pr).await.unwrap();
+
+    let mut attempts: Vec<(i64, RunKind, u32)> = store
+        .list_runs()
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| (r.id.get(), r.meta.kind, r.meta.attempt))
+        .collect();
+    attempts.sort_by_key(|(id, _, _)| *id);
+    let kind = first.meta.kind;
+    assert_eq!(
+        attempts,
+        [
+            (one.run_id().get(), kind, 1),
+            (two.run_id().get(), kind, 2),
+            (two.run_id().get() + 1, kind, 5),
+            (six.run_id().get(), kind, 6),
+            (six.run_id().get() + 1, RunKind::Pr, 1),
+        ]
+    );
+    assert_eq!(
+        store.get_run(six.run_id()).await.unwrap().measurements,
+        third.measurements
+    );
+    store.close().await;
 }
 
 async fn a_failure_midway_leaves_no_half_written_run(t: &TestStore) {

@@ -91,9 +91,11 @@ bench_store_and_gate() {
     "${bench_command[@]}"
     count_instructions
     local run
-    run="$(benchgate ingest "$@" "${metrics_args[@]}" -- "${bench_command[@]}")"
+    # `--attempt next`: a re-run workflow, or a push of a commit already measured, is another
+    # attempt under the same key, not a conflict.
+    run="$(benchgate ingest "$@" --attempt next "${metrics_args[@]}" -- "${bench_command[@]}")"
     if [ ${#collector_args[@]} -gt 0 ]; then
-        run="$(benchgate upload "$run" "${collector_args[@]}")"
+        run="$(benchgate upload "$run" --attempt next "${collector_args[@]}")"
     fi
     # An empty max-runs leaves gate's own default (DEFAULT_MAX_RUNS in src/head_reruns.rs).
     local reruns_args=()
@@ -132,9 +134,10 @@ case "$mode" in
     nightly)
         "${bench_command[@]}"
         count_instructions
-        run="$(benchgate ingest --kind nightly "${metrics_args[@]}" -- "${bench_command[@]}")"
+        # A night with no new commit measures the same commit again: the next attempt.
+        run="$(benchgate ingest --kind nightly --attempt next "${metrics_args[@]}" -- "${bench_command[@]}")"
         if [ ${#collector_args[@]} -gt 0 ]; then
-            benchgate upload "$run" "${collector_args[@]}"
+            benchgate upload "$run" --attempt next "${collector_args[@]}"
         fi
         if [ "${INPUT_BISECT:-false}" = true ]; then
             # Before the site is built, so each bisected change point shows its culprit.

@@ -43,8 +43,11 @@ pub struct Args {
     #[arg(long)]
     pr: Option<u64>,
     /// The attempt under the same (repository, commit, fingerprint, kind); CI re-runs count up.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
-    attempt: u32,
+    /// `next`: the one after the highest stored, unless one of them already holds these very
+    /// results (a nightly run of a commit measured the night before, a re-run workflow; what
+    /// the Action passes).
+    #[arg(long, default_value = "1", value_parser = parse_attempt, value_name = "N|next")]
+    pub attempt: Attempt,
     /// Read this saved baseline (`--save-baseline NAME`) instead of the latest results (`new`).
     #[arg(long, default_value = criterion::DEFAULT_BASELINE)]
     baseline: String,
@@ -78,6 +81,25 @@ pub struct Args {
     /// Criterion keeps one result per id, so the tree holds only the one that ran last.
     #[arg(last = true, value_name = "BENCH COMMAND")]
     pub command: Vec<String>,
+}
+
+/// `--attempt`: a number, or the next free one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Attempt {
+    /// This attempt.
+    Number(u32),
+    /// The one after the highest stored under the run's key.
+    Next,
+}
+
+fn parse_attempt(text: &str) -> Result<Attempt, String> {
+    match text {
+        "next" => Ok(Attempt::Next),
+        _ => match text.parse::<u32>() {
+            Ok(n) if n >= 1 => Ok(Attempt::Number(n)),
+            _ => Err(format!("{text:?}: an attempt is 1 or more, or `next`")),
+        },
+    }
 }
 
 /// The run `ingest` (or `upload`) reads: everything checked, nothing stored yet.
@@ -137,7 +159,11 @@ pub fn read_new_run(args: &Args) -> anyhow::Result<NewRun> {
             branch: outside.branch,
             kind: args.kind.into(),
             pr_number: args.pr,
-            attempt: args.attempt,
+            // `next`'s attempt is the store's to choose.
+            attempt: match args.attempt {
+                Attempt::Number(n) => n,
+                Attempt::Next => 1,
+            },
         },
         profile,
         recorded_at: SystemTime::now(),
@@ -297,28 +323,47 @@ fn age(pause: std::time::Duration) -> String {
 
 /// Reads, checks and stores the run; prints its id.
 pub async fn run(args: Args) -> anyhow::Result<u8> {
+    if args.replace && args.attempt == Attempt::Next {
+        bail!("--replace swaps out the run under one key: give it --attempt N, not next");
+    }
     // Everything is read and checked before the store is opened: bad input leaves it untouched.
     let run = read_new_run(&args)?;
     let store = Store::connect(&args.store.db).await?;
     let outcome = if args.replace {
         store.replace(&run).await
+    } else if args.attempt == Attempt::Next {
+        store.ingest_next_attempt(&run).await
     } else {
         store.ingest(&run).await
     };
+    // The attempt the run is stored under, where the store chose it.
+    let attempt = match (&outcome, args.attempt) {
+        (Ok(stored), Attempt::Next) => Some(store.run_summary(stored.run_id()).await),
+        _ => None,
+    };
     store.close().await;
     let outcome = outcome?;
+    let attempt = match attempt.transpose()? {
+        Some(summary) => summary.meta.attempt,
+        None => run.meta.attempt,
+    };
     let what = match outcome {
         IngestOutcome::Created(_) => "stored".to_owned(),
         IngestOutcome::Unchanged(_) => "already stored, unchanged:".to_owned(),
         IngestOutcome::Replaced { previous, .. } => format!("replaced run {previous} with"),
     };
     eprintln!(
-        "benchgate: {what} run {} — {} benchmarks of {}@{} ({}, fingerprint {}) in {}",
+        "benchgate: {what} run {} — {} benchmarks of {}@{} ({}{}, fingerprint {}) in {}",
         outcome.run_id(),
         run.measurements.len(),
         run.meta.repository,
         run.meta.commit.short(),
         run.meta.kind,
+        if attempt > 1 {
+            format!(", attempt {attempt}")
+        } else {
+            String::new()
+        },
         run.profile.fingerprint().short(),
         args.store.db
     );

@@ -57,7 +57,9 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         }
         None => read_new_run(&run)?,
     };
-    let uploaded = crate::service_client::upload::upload(&collector, &token, &new_run).await?;
+    let next_attempt = run.attempt == ingest::Attempt::Next;
+    let uploaded =
+        crate::service_client::upload::upload(&collector, &token, &new_run, next_attempt).await?;
     eprintln!(
         "benchgate: uploaded {} benchmarks of {}@{}: {} as run {} on {collector}",
         new_run.measurements.len(),

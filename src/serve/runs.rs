@@ -13,15 +13,33 @@ use serde_json::json;
 
 use super::AppState;
 use super::auth::{authorize, decoded_body, read_body};
-use super::error::{ApiError, ApiResult};
+use super::error::{ApiError, ApiResult, QueryOf};
+
+/// `POST /api/v1/runs`' query: `?attempt=next` stores the run as the next attempt under its
+/// key (see `Store::ingest_next_attempt`), whatever attempt it names.
+#[derive(serde::Deserialize)]
+pub struct CreateRunQuery {
+    attempt: Option<String>,
+}
 
 /// `POST /api/v1/runs`: 201 stored, 200 already stored, 409 a different run under its key.
 /// The token is checked from the headers before any of the body is read.
 pub async fn create_run(
     State(state): State<AppState>,
+    QueryOf(query): QueryOf<CreateRunQuery>,
     headers: HeaderMap,
     body: Body,
 ) -> ApiResult {
+    let next_attempt = match query.attempt.as_deref() {
+        None => false,
+        Some("next") => true,
+        Some(other) => {
+            return Err(ApiError::unprocessable(format!(
+                "attempt {other:?}: the query takes only `attempt=next` (a run's own attempt is in its document)"
+            ))
+            .at("query", "attempt"));
+        }
+    };
     let repository = authorize(&state, &headers).await?;
     let limit = state.config.body_limit;
     let text = decoded_body(&headers, &read_body(&headers, body, limit).await?, limit)?;
@@ -37,7 +55,12 @@ pub async fn create_run(
     let run = document
         .into_run()
         .map_err(|e| ApiError::unprocessable(e.message).at("field", e.field))?;
-    match state.store.ingest(&run).await {
+    let stored = if next_attempt {
+        state.store.ingest_next_attempt(&run).await
+    } else {
+        state.store.ingest(&run).await
+    };
+    match stored {
         Ok(IngestOutcome::Created(id)) => Ok((StatusCode::CREATED, created(id, "created")).into_response()),
         Ok(IngestOutcome::Unchanged(id) | IngestOutcome::Replaced { id, .. }) => {
             Ok((StatusCode::OK, created(id, "unchanged")).into_response())
@@ -45,7 +68,7 @@ pub async fn create_run(
         Err(StoreError::RunConflict { existing, .. }) => Err(ApiError::new(
             StatusCode::CONFLICT,
             format!(
-                "run {existing} is stored under the same key (repository, commit, fingerprint, kind, attempt) with different results; upload it as a new attempt"
+                "run {existing} is stored under the same key (repository, commit, fingerprint, kind, attempt) with different results; upload it as a new attempt (`--attempt N`, or `--attempt next`)"
             ),
         )
         .at("field", "attempt")

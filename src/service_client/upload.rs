@@ -17,9 +17,15 @@ pub type Uploaded = RunCreatedJson;
 
 /// Uploads `run` to the collector at `url` with `token`. A service older than its run
 /// document's `function_costs` refuses the field by name: the run goes again without the
-/// profiles, with a line saying so, rather than not at all.
-pub async fn upload(url: &str, token: &str, run: &NewRun) -> anyhow::Result<Uploaded> {
-    match send_run(url, token, run).await {
+/// profiles, with a line saying so, rather than not at all. With `next_attempt` the service
+/// stores it as the next attempt under its key (`?attempt=next`), whatever attempt it names.
+pub async fn upload(
+    url: &str,
+    token: &str,
+    run: &NewRun,
+    next_attempt: bool,
+) -> anyhow::Result<Uploaded> {
+    match send_run(url, token, run, next_attempt).await {
         Err(error)
             if !run.function_costs.is_empty()
                 && format!("{error:#}").contains("unknown field `function_costs`") =>
@@ -29,15 +35,24 @@ pub async fn upload(url: &str, token: &str, run: &NewRun) -> anyhow::Result<Uplo
             );
             let mut without = run.clone();
             without.function_costs.clear();
-            send_run(url, token, &without).await
+            send_run(url, token, &without, next_attempt).await
         }
         other => other,
     }
 }
 
 /// One upload of `run`, retried while the service is away.
-async fn send_run(url: &str, token: &str, run: &NewRun) -> anyhow::Result<Uploaded> {
-    let endpoint = format!("{}/api/v1/runs", url.trim_end_matches('/'));
+async fn send_run(
+    url: &str,
+    token: &str,
+    run: &NewRun,
+    next_attempt: bool,
+) -> anyhow::Result<Uploaded> {
+    let endpoint = format!(
+        "{}/api/v1/runs{}",
+        url.trim_end_matches('/'),
+        if next_attempt { "?attempt=next" } else { "" }
+    );
     let uri: hyper::Uri = endpoint
         .parse()
         .with_context(|| format!("--collector {url}: not a URL"))?;

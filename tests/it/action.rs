@@ -630,7 +630,7 @@ fn a_bench_command_that_is_a_shell_line_is_refused_naming_the_input() {
 /// work 64 times in code is reported regressed on a neutral check on that commit, and with
 /// `warn-only` the job still passes. The custom metrics file the bench command leaves (here a
 /// ratio to a floor, as benchgate's ingest bench writes it) is stored and gated beside
-/// Criterion's results.
+/// Criterion's results. A re-run of a push's job stores its second attempt.
 #[test]
 fn a_push_to_main_is_stored_and_gated_against_the_previous_commit_warn_only() {
     let _load = loading_the_machine();
@@ -725,6 +725,22 @@ fn a_push_to_main_is_stored_and_gated_against_the_previous_commit_warn_only() {
         [(a.as_str(), "neutral"), (b.as_str(), "neutral")],
         "a check on each pushed commit; warn-only keeps a regression neutral"
     );
+    drop(data);
+
+    // B's job re-run ("Re-run jobs"): the store from the cache holds B's run already, so the
+    // same commit measured again is its second attempt, not a conflict, and gated as before.
+    let mut job = world.job("push-b-again", "push", push_event(&b), &b);
+    job.github.insert("run_id".into(), "4243".into());
+    let again = job.run(&with);
+    assert!(again.succeeded(), "{}", again.logs());
+    let step = again.step("Run benchgate");
+    assert!(
+        step.log.contains("(push, attempt 2, fingerprint") && step.log.contains(&b[..12]),
+        "{}",
+        step.log
+    );
+    assert_eq!(again.outputs["verdict"], "regressed", "{}", again.logs());
+    assert_eq!(report(&again)["base_commit"], a.as_str());
 }
 
 /// A maintainer-triggered run through the Action, as `.github/workflows/perf-run.yml` wires its

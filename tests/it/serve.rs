@@ -106,6 +106,47 @@ fn uploads_are_authorized_per_repository_and_idempotent() {
         (status, &body["error"]["field"], &body["error"]["existing"]),
         (409, &json!("attempt"), &json!(id))
     );
+    // `?attempt=next` (a nightly of a commit measured the night before): the next attempt,
+    // and the same again is that run, unchanged; the query takes nothing else.
+    let bearer = format!("Bearer {good}");
+    let headers = [
+        ("authorization", bearer.as_str()),
+        ("content-type", "application/json"),
+    ];
+    let next = |document: &Value| {
+        server.request(
+            "POST",
+            "/api/v1/runs?attempt=next",
+            &headers,
+            document.to_string().as_bytes(),
+        )
+    };
+    let (status, body) = next(&changed);
+    assert_eq!(
+        (status, &body["status"]),
+        (201, &json!("created")),
+        "{body}"
+    );
+    let second = body["id"].as_i64().unwrap();
+    assert_ne!(second, id);
+    assert_eq!(
+        next(&changed).1,
+        json!({"id": second, "status": "unchanged"})
+    );
+    assert_eq!(next(&run).1, json!({"id": id, "status": "unchanged"}));
+    let (status, body) = server.request(
+        "POST",
+        "/api/v1/runs?attempt=2",
+        &headers,
+        changed.to_string().as_bytes(),
+    );
+    assert_eq!(
+        (status, &body["error"]["query"]),
+        (422, &json!("attempt")),
+        "{body}"
+    );
+    let (_, stored) = server.get(&format!("/api/v1/repos/{REPO}/runs/{second}"));
+    assert_eq!(stored["attempt"], 2, "{stored}");
 
     // Round trip: the stored run reads back as what was sent.
     let (status, mut stored) = server.get(&format!("/api/v1/repos/{REPO}/runs/{id}"));
@@ -113,7 +154,7 @@ fn uploads_are_authorized_per_repository_and_idempotent() {
     stored.as_object_mut().unwrap().remove("id");
     assert_eq!(stored, run);
     let (status, runs) = server.get(&format!("/api/v1/repos/{REPO}/runs"));
-    assert_eq!((status, runs.as_array().unwrap().len()), (200, 1));
+    assert_eq!((status, runs.as_array().unwrap().len()), (200, 2));
     assert_eq!(server.get("/healthz"), (200, json!({"status": "ok"})));
     assert_eq!(server.get(&format!("/api/v1/repos/{REPO}/runs/99")).0, 404);
 
@@ -497,10 +538,8 @@ fn compare_and_series_answer_from_the_store_and_upload_is_safe_to_repeat() {
     let modern = "dicethedev__MerkleForge/target/criterion";
     let tree = corpus(modern);
     let slower = scaled_copy(modern, 1.4);
-    let mut ids = Vec::new();
-    for (i, path) in [tree.as_path(), slower.path()].into_iter().enumerate() {
-        let commit = format!("{:040x}", 10 + i);
-        let args = [
+    let upload = |path: &Path, commit: &str, more: &[&str]| {
+        let mut args = vec![
             "upload",
             path.to_str().unwrap(),
             "--collector",
@@ -510,16 +549,22 @@ fn compare_and_series_answer_from_the_store_and_upload_is_safe_to_repeat() {
             "--repo",
             REPO,
             "--commit",
-            &commit,
+            commit,
         ];
-        let output = benchgate(dir.path(), &args);
+        args.extend_from_slice(more);
+        benchgate(dir.path(), &args)
+    };
+    let mut ids = Vec::new();
+    for (i, path) in [tree.as_path(), slower.path()].into_iter().enumerate() {
+        let commit = format!("{:040x}", 10 + i);
+        let output = upload(path, &commit, &[]);
         assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
         assert!(
             stderr(&output).contains(": created as run"),
             "{}",
             stderr(&output)
         );
-        let again = benchgate(dir.path(), &args);
+        let again = upload(path, &commit, &[]);
         assert!(
             stderr(&again).contains(": unchanged as run"),
             "{}",
@@ -557,6 +602,27 @@ fn compare_and_series_answer_from_the_store_and_upload_is_safe_to_repeat() {
     assert_eq!(
         (status, &missing["error"]["query"]),
         (422, &json!("fingerprint"))
+    );
+    // The slower tree under the first commit (a nightly with no new commit, as the Action
+    // uploads it): its second attempt, and once stored, unchanged.
+    let commit = format!("{:040x}", 10);
+    let output = upload(slower.path(), &commit, &["--attempt", "next"]);
+    assert!(
+        stderr(&output).contains(": created as run"),
+        "{}",
+        stderr(&output)
+    );
+    let nightly = stdout(&output).trim().to_owned();
+    let (_, stored) = server.get(&format!("/api/v1/repos/{REPO}/runs/{nightly}"));
+    assert_eq!(
+        (&stored["commit"], &stored["attempt"]),
+        (&json!(commit), &json!(2))
+    );
+    let again = upload(slower.path(), &commit, &["--attempt", "next"]);
+    assert!(
+        stderr(&again).contains(&format!(": unchanged as run {nightly}")),
+        "{}",
+        stderr(&again)
     );
 
     // A wrong token is a clear error, not a retry loop.

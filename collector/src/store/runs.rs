@@ -11,19 +11,28 @@ impl Store {
     /// Stores `run` whole, in one transaction. The same results under the same key again are
     /// `Unchanged`; different results under that key are an error (`RunConflict`).
     pub async fn ingest(&self, run: &NewRun) -> Result<IngestOutcome> {
-        self.store_run(run, false).await
+        self.store_run(run, Taken::Conflict).await
+    }
+
+    /// Stores `run` as the next attempt under its (repository, commit, fingerprint, kind),
+    /// whatever attempt it names: `Unchanged` where an attempt stored there already holds these
+    /// very results (the same upload again), else `Created` under the attempt after the
+    /// highest (a nightly run of a commit measured the night before, a re-run workflow). In
+    /// the writer's transaction, so two such runs cannot take one attempt.
+    pub async fn ingest_next_attempt(&self, run: &NewRun) -> Result<IngestOutcome> {
+        self.store_run(run, Taken::NextAttempt).await
     }
 
     /// Stores `run`, swapping out different results stored under its key in the same
     /// transaction (run ids are never reused).
     pub async fn replace(&self, run: &NewRun) -> Result<IngestOutcome> {
-        self.store_run(run, true).await
+        self.store_run(run, Taken::Replace).await
     }
 
     /// Stores every run in one transaction, all or none: the first that cannot be stored (a
     /// different run under the same key) leaves the store as it was. Outcomes in order.
     pub async fn ingest_all(&self, runs: &[NewRun]) -> Result<Vec<IngestOutcome>> {
-        self.store_runs(runs, false).await
+        self.store_runs(runs, Taken::Conflict).await
     }
 
     /// Stores a run in one transaction. The same run under the same key again stores nothing;
@@ -35,14 +44,14 @@ impl Store {
     /// own (a run that fails leaves the others stored). Each caller still gets its own outcome
     /// after the commit that holds its run. A run whose writer was dropped (its task cancelled)
     /// or whose batch failed as a whole is written again by its own caller.
-    async fn store_run(&self, run: &NewRun, replace: bool) -> Result<IngestOutcome> {
+    async fn store_run(&self, run: &NewRun, taken: Taken) -> Result<IngestOutcome> {
         let queue = &*self.writes;
         if let Ok(_leader) = queue.leader.try_lock() {
             let waiting = queue.take();
-            return self.write_batch((run, replace), waiting).await;
+            return self.write_batch((run, taken), waiting).await;
         }
         let (reply, mut answer) = tokio::sync::oneshot::channel();
-        let ticket = queue.push(run.clone(), replace, reply);
+        let ticket = queue.push(run.clone(), taken, reply);
         // Dropped (the caller went away) while still queued, the run leaves the queue.
         let _queued = Queued { queue, ticket };
         let _leader = queue.leader.lock().await;
@@ -53,7 +62,7 @@ impl Store {
             Err(_) => {
                 let mut waiting = queue.take();
                 waiting.retain(|w| w.ticket != ticket);
-                self.write_batch((run, replace), waiting).await
+                self.write_batch((run, taken), waiting).await
             }
         }
     }
@@ -64,11 +73,11 @@ impl Store {
     /// for the same lock), else not at all, so that each caller writes its own run again.
     async fn write_batch(
         &self,
-        own: (&NewRun, bool),
+        own: (&NewRun, Taken),
         waiting: Vec<Waiting>,
     ) -> Result<IngestOutcome> {
-        let runs: Vec<(&NewRun, bool)> = std::iter::once(own)
-            .chain(waiting.iter().map(|w| (&w.run, w.replace)))
+        let runs: Vec<(&NewRun, Taken)> = std::iter::once(own)
+            .chain(waiting.iter().map(|w| (&w.run, w.taken)))
             .collect();
         let written = self.write_together(&runs).await;
         drop(runs);
@@ -102,7 +111,10 @@ impl Store {
     /// Writes `runs` in one transaction, each in a savepoint of its own that is rolled back if
     /// that run fails; their outcomes in order. A lone run is written without a savepoint, and
     /// on its error nothing is committed.
-    async fn write_together(&self, runs: &[(&NewRun, bool)]) -> Result<Vec<Result<IngestOutcome>>> {
+    async fn write_together(
+        &self,
+        runs: &[(&NewRun, Taken)],
+    ) -> Result<Vec<Result<IngestOutcome>>> {
         let db = self.db_error();
         let repositories: Vec<&str> = runs
             .iter()
@@ -113,13 +125,13 @@ impl Store {
         let mut known = KnownIds::default();
         with_pool!(self, pool => {
             let mut tx = Engine::begin_write(pool, &repositories).await.map_err(&db)?;
-            for (run, replace) in runs {
+            for (run, taken) in runs {
                 if alone {
-                    outcomes.push(self.write_run(&mut tx, run, *replace, &mut known).await);
+                    outcomes.push(self.write_run(&mut tx, run, *taken, &mut known).await);
                     continue;
                 }
                 sqlx::query("SAVEPOINT benchgate_run").execute(&mut *tx).await.map_err(&db)?;
-                let outcome = self.write_run(&mut tx, run, *replace, &mut known).await;
+                let outcome = self.write_run(&mut tx, run, *taken, &mut known).await;
                 if outcome.is_err() {
                     sqlx::query("ROLLBACK TO SAVEPOINT benchgate_run")
                         .execute(&mut *tx)
@@ -142,7 +154,7 @@ impl Store {
     /// Stores `runs` in one write transaction, which holds the engine's write lock for their
     /// repositories (see [`Engine::begin_write`]): concurrent ingests of one run queue, and the
     /// second finds the first's run stored.
-    async fn store_runs(&self, runs: &[NewRun], replace: bool) -> Result<Vec<IngestOutcome>> {
+    async fn store_runs(&self, runs: &[NewRun], taken: Taken) -> Result<Vec<IngestOutcome>> {
         let db = self.db_error();
         let repositories: Vec<&str> = runs.iter().map(|r| r.meta.repository.as_str()).collect();
         with_pool!(self, pool => {
@@ -151,7 +163,7 @@ impl Store {
             let mut known = KnownIds::default();
             for run in runs {
                 // On an error the transaction is dropped, which rolls it back.
-                outcomes.push(self.write_run(&mut tx, run, replace, &mut known).await?);
+                outcomes.push(self.write_run(&mut tx, run, taken, &mut known).await?);
             }
             tx.commit().await.map_err(&db)?;
             Ok(outcomes)
@@ -345,7 +357,7 @@ impl WriteQueue {
     fn push(
         &self,
         run: NewRun,
-        replace: bool,
+        taken: Taken,
         reply: tokio::sync::oneshot::Sender<Result<IngestOutcome>>,
     ) -> u64 {
         let ticket = self
@@ -357,7 +369,7 @@ impl WriteQueue {
             .push(Waiting {
                 ticket,
                 run,
-                replace,
+                taken,
                 reply,
             });
         ticket
@@ -385,8 +397,20 @@ impl WriteQueue {
 struct Waiting {
     ticket: u64,
     run: NewRun,
-    replace: bool,
+    taken: Taken,
     reply: tokio::sync::oneshot::Sender<Result<IngestOutcome>>,
+}
+
+/// What a write does when its run's key (repository, commit, fingerprint, kind, attempt)
+/// already holds other results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Taken {
+    /// [`Error::RunConflict`].
+    Conflict,
+    /// The stored run is swapped out.
+    Replace,
+    /// The run goes under the next attempt instead (see [`Store::ingest_next_attempt`]).
+    NextAttempt,
 }
 
 /// Ids one write transaction has found, by name: its later runs skip looking them up again.

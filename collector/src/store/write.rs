@@ -3,7 +3,7 @@
 //! view, and its measurements, many rows to a statement.
 
 use super::rows::*;
-use super::runs::KnownIds;
+use super::runs::{KnownIds, Taken};
 use super::*;
 use rayon::prelude::*;
 
@@ -35,15 +35,15 @@ macro_rules! writer_step {
 type SampleBlobs = (Vec<u8>, Vec<u8>);
 
 impl Store {
-    /// Writes `run` inside `tx`: nothing for the same results under its key, an error for
-    /// different ones unless `replace`. `known` holds the ids earlier runs of the transaction
+    /// Writes `run` inside `tx`: nothing for the same results under its key, for different
+    /// ones what `taken` says. `known` holds the ids earlier runs of the transaction
     /// found (repository, machine, benchmark names), so a run of the same ones skips their
     /// look-ups.
     pub(super) async fn write_run<DB: Engine>(
         &self,
         tx: &mut sqlx::Transaction<'static, DB>,
         run: &NewRun,
-        replace: bool,
+        taken: Taken,
         known: &mut KnownIds,
     ) -> Result<IngestOutcome>
     where
@@ -78,7 +78,21 @@ impl Store {
             .await
             .map_err(&db)?;
 
-        let existing = existing_run(tx, repository_id, fingerprint_id, meta)
+        let mut attempt = meta.attempt;
+        if taken == Taken::NextAttempt {
+            let attempts = attempts_stored(tx, repository_id, fingerprint_id, meta)
+                .await
+                .map_err(&db)?;
+            if let Some((same, _, _)) = attempts.iter().find(|(_, hash, _)| *hash == content_hash) {
+                return Ok(IngestOutcome::Unchanged(RunId::from_row(*same)));
+            }
+            let highest = attempts.iter().map(|(_, _, a)| *a).max().unwrap_or(0);
+            attempt = u32::try_from(highest + 1).map_err(|_| Error::CorruptRow {
+                table: "runs",
+                reason: format!("attempt {highest} stored for {}", meta.commit),
+            })?;
+        }
+        let existing = existing_run(tx, repository_id, fingerprint_id, meta, attempt)
             .await
             .map_err(&db)?;
         let mut previous = None;
@@ -86,13 +100,13 @@ impl Store {
             if existing_hash == content_hash {
                 return Ok(IngestOutcome::Unchanged(RunId::from_row(existing_id)));
             }
-            if !replace {
+            if taken != Taken::Replace {
                 return Err(Error::RunConflict {
                     existing: existing_id,
                     repository: meta.repository.to_string(),
                     commit: meta.commit.to_string(),
                     kind: meta.kind.to_string(),
-                    attempt: meta.attempt,
+                    attempt,
                 });
             }
             delete_run(tx, existing_id).await.map_err(&db)?;
@@ -123,7 +137,7 @@ impl Store {
         .bind(meta.commit.as_str())
         .bind(fingerprint_id)
         .bind(meta.kind.as_str())
-        .bind(i64::from(meta.attempt))
+        .bind(i64::from(attempt))
         .bind(&meta.branch)
         .bind(pr_number)
         .bind(epoch_ms(run.recorded_at))
@@ -192,12 +206,14 @@ fn encode_run(run: &NewRun) -> (String, Vec<SampleBlobs>) {
 }
 
 writer_step! {
-    /// The id and content hash of the run stored under `meta`'s key, if there is one.
+    /// The id and content hash of the run stored under `meta`'s key with `attempt`, if there
+    /// is one.
     async fn existing_run<DB>(
         tx: &mut sqlx::Transaction<'static, DB>,
         repository_id: i64,
         fingerprint_id: i64,
         meta: &RunMeta,
+        attempt: u32,
     ) -> sqlx::Result<Option<(i64, String)>> {
         let row = sqlx::query(
             "SELECT id, content_hash FROM runs WHERE repository_id = $1 AND commit_sha = $2 \
@@ -207,11 +223,42 @@ writer_step! {
         .bind(meta.commit.as_str())
         .bind(fingerprint_id)
         .bind(meta.kind.as_str())
-        .bind(i64::from(meta.attempt))
+        .bind(i64::from(attempt))
         .fetch_optional(&mut **tx)
         .await?;
         row.map(|row| Ok((row.try_get("id")?, row.try_get("content_hash")?)))
             .transpose()
+    }
+}
+
+writer_step! {
+    /// The id, content hash and attempt of every run stored under `meta`'s key but for its
+    /// attempt.
+    async fn attempts_stored<DB>(
+        tx: &mut sqlx::Transaction<'static, DB>,
+        repository_id: i64,
+        fingerprint_id: i64,
+        meta: &RunMeta,
+    ) -> sqlx::Result<Vec<(i64, String, i64)>> {
+        let rows = sqlx::query(
+            "SELECT id, content_hash, attempt FROM runs WHERE repository_id = $1 \
+             AND commit_sha = $2 AND fingerprint_id = $3 AND kind = $4",
+        )
+        .bind(repository_id)
+        .bind(meta.commit.as_str())
+        .bind(fingerprint_id)
+        .bind(meta.kind.as_str())
+        .fetch_all(&mut **tx)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok((
+                    row.try_get("id")?,
+                    row.try_get("content_hash")?,
+                    row.try_get("attempt")?,
+                ))
+            })
+            .collect()
     }
 }
 
