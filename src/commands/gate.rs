@@ -342,19 +342,13 @@ async fn decide(store: &Source, judged: &Judged<'_>, outputs: &Outputs) -> anyho
     context.base = format!("{} (run {})", baseline.meta.commit.short(), baseline.id);
     context.base_commit = Some(baseline.meta.commit.to_string());
 
-    // The baseline's history: the newest run of each of its first-parent ancestors, oldest first.
+    // The baseline's history: the runs of its first-parent ancestors that count (see
+    // `commit_history`), oldest first.
     let lineage = environment::first_parent_history(&baseline.meta.commit, HISTORY_RUNS);
     let mut history_runs: Vec<RunId> = lineage
         .iter()
-        .filter_map(|commit| {
-            candidates
-                .iter()
-                .filter(|run| {
-                    &run.meta.commit == commit && run.meta.kind != RunKind::Pr && run.id != head_id
-                })
-                .map(|run| run.id)
-                .max()
-        })
+        .flat_map(|commit| commit_history(&candidates, commit, baseline.id, head_id))
+        .take(HISTORY_RUNS)
         .collect();
     history_runs.reverse();
     // Where git cannot walk the line (a shallow clone, no checkout of this repository), the
@@ -425,19 +419,63 @@ async fn explain_counts(
     Ok(())
 }
 
-/// The default-branch runs stored up to the baseline (`baseline` among them), the newest run of
-/// each commit, oldest first, at most [`HISTORY_RUNS`]: the baseline's history where git cannot
-/// say which commits are its line.
-fn stored_line(candidates: &[RunSummary], baseline: RunId, head: RunId) -> Vec<RunId> {
-    let mut newest: HashMap<&CommitSha, RunId> = HashMap::new();
-    for run in candidates
+/// How far apart two runs of one commit must have been recorded to be separate jobs (a nightly
+/// on a night with no new commit), each a run of history: the rounds of one job (`ab`'s,
+/// `bisect`'s probes) lie minutes apart and move together, so they count once.
+pub const SEPARATE_JOBS: Duration = Duration::from_secs(3600);
+
+/// The runs of `commit` that count as the baseline's history, newest first: its newest
+/// default-branch run up to `baseline`, and each earlier `push` or `nightly` run recorded
+/// [`SEPARATE_JOBS`] or more before the one counted after it. The same code measured by
+/// separate jobs is the run-to-run noise a history is for; a quiet repository's nightlies
+/// calibrate the gate that way.
+fn commit_history(
+    candidates: &[RunSummary],
+    commit: &CommitSha,
+    baseline: RunId,
+    head: RunId,
+) -> Vec<RunId> {
+    let mut runs: Vec<&RunSummary> = candidates
         .iter()
-        .filter(|run| run.meta.kind != RunKind::Pr && run.id != head && run.id <= baseline)
-    {
-        let id = newest.entry(&run.meta.commit).or_insert(run.id);
-        *id = (*id).max(run.id);
+        .filter(|run| {
+            &run.meta.commit == commit
+                && run.meta.kind != RunKind::Pr
+                && run.id != head
+                && run.id <= baseline
+        })
+        .collect();
+    runs.sort_by_key(|run| std::cmp::Reverse(run.id));
+    let Some((newest, earlier)) = runs.split_first() else {
+        return Vec::new();
+    };
+    let mut counted = vec![newest.id];
+    let mut after = newest.recorded_at;
+    for run in earlier {
+        let apart = after
+            .duration_since(run.recorded_at)
+            .is_ok_and(|gap| gap >= SEPARATE_JOBS);
+        if apart && matches!(run.meta.kind, RunKind::Push | RunKind::Nightly) {
+            counted.push(run.id);
+            after = run.recorded_at;
+        }
     }
-    let mut ids: Vec<RunId> = newest.into_values().collect();
+    counted
+}
+
+/// The default-branch runs stored up to the baseline (`baseline` among them) that count as
+/// history (see [`commit_history`]), oldest first, at most [`HISTORY_RUNS`]: the baseline's
+/// history where git cannot say which commits are its line.
+fn stored_line(candidates: &[RunSummary], baseline: RunId, head: RunId) -> Vec<RunId> {
+    let mut commits: Vec<&CommitSha> = Vec::new();
+    for run in candidates {
+        if !commits.contains(&&run.meta.commit) {
+            commits.push(&run.meta.commit);
+        }
+    }
+    let mut ids: Vec<RunId> = commits
+        .into_iter()
+        .flat_map(|commit| commit_history(candidates, commit, baseline, head))
+        .collect();
     ids.sort();
     ids.split_off(ids.len().saturating_sub(HISTORY_RUNS))
 }
@@ -446,17 +484,16 @@ fn stored_line(candidates: &[RunSummary], baseline: RunId, head: RunId) -> Vec<R
 /// many calibration needs, and what decides meanwhile. `None` once it has enough.
 fn cold_start_note(runs: usize) -> Option<String> {
     use benchgate_gate::noise::{MIN_HISTORY, MIN_SHORT_HISTORY};
-    // One run counts per commit (its newest), so more runs of the same commit (a nightly with
-    // no new commit) add none: the note counts commits.
     let more = |needed: usize| {
         let more = needed - runs;
         format!(
-            "default-branch runs of {more} more commit{} are stored on it",
+            "{more} more default-branch run{} of separate jobs {} stored on it",
             if more == 1 { "" } else { "s" },
+            if more == 1 { "is" } else { "are" }
         )
     };
     let had = format!(
-        "History: this machine has stored runs of {runs} commit{} of the baseline's line (the newest run of each counts)",
+        "History: this machine has {runs} run{} of history on the baseline's line (each commit's newest run, and its earlier push or nightly runs an hour or more apart)",
         if runs == 1 { "" } else { "s" }
     );
     if runs < MIN_SHORT_HISTORY {

@@ -106,8 +106,8 @@ fn the_base_commits_run_is_the_baseline_and_a_slowdown_fails() {
         has_note(
             &summary,
             &[
-                "this machine has stored runs of 1 commit of the baseline's line (the newest run of each counts)",
-                "needs 5; until default-branch runs of 4 more commits are stored",
+                "this machine has 1 run of history on the baseline's line (each commit's newest run, and its earlier push or nightly runs an hour or more apart)",
+                "needs 5; until 4 more default-branch runs of separate jobs are stored",
                 "`benchgate ab`",
             ]
         ),
@@ -186,8 +186,8 @@ fn six_runs_of_history_let_unchanged_code_pass_and_say_what_is_missing() {
         has_note(
             &summary,
             &[
-                "this machine has stored runs of 6 commits of the baseline's line (the newest run of each counts), fewer than the 10",
-                "until default-branch runs of 4 more commits are stored on it",
+                "this machine has 6 runs of history on the baseline's line (each commit's newest run, and its earlier push or nightly runs an hour or more apart), fewer than the 10",
+                "until 4 more default-branch runs of separate jobs are stored on it",
                 "assumed 5% per run",
             ]
         ),
@@ -247,6 +247,93 @@ fn where_git_cannot_walk_the_line_the_history_is_the_runs_stored() {
         &["--head", &head, "--base-commit", &commits[11]],
     );
     assert!(!has_note(&summary, &["git cannot walk"]), "{summary:#}");
+}
+
+/// A quiet repository: twelve nightly runs of one commit (no new commit for twelve nights, each
+/// stored as its next attempt, as the Action stores them). Recorded a day apart, they are twelve
+/// separate jobs and calibrate the gate like twelve commits' runs; recorded minutes apart (one
+/// job's rounds) they count once, and the gate says it is not calibrated.
+#[test]
+fn nightly_runs_of_one_commit_a_day_apart_are_history_and_one_jobs_are_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let commits = repository(dir.path(), 2);
+    let wobble = [
+        1.0, 1.01, 0.99, 1.005, 0.995, 1.002, 1.008, 0.992, 1.003, 0.998, 1.007, 1.001,
+    ];
+    for w in wobble {
+        let tree = scaled_copy(TREE, w);
+        let output = benchgate(
+            dir.path(),
+            &[
+                "ingest",
+                tree.path().to_str().unwrap(),
+                "--repo",
+                "acme/rocket",
+                "--commit",
+                &commits[0],
+                "--kind",
+                "nightly",
+                "--attempt",
+                "next",
+            ],
+        );
+        assert!(output.status.success(), "{}", stderr(&output));
+    }
+    let runs: serde_json::Value = serde_json::from_str(&stdout(&benchgate(
+        dir.path(),
+        &["runs", "--format", "json"],
+    )))
+    .unwrap();
+    let attempts: Vec<u64> = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["attempt"].as_u64().unwrap())
+        .collect();
+    assert_eq!(attempts, (1..=12).collect::<Vec<_>>());
+    let slower = copy_with_one_slower(TREE, ONE_DIR, 1.12);
+    let head = ingest(dir.path(), slower.path(), &commits[1], "pr");
+    let db = dir.path().join(".benchgate/benchgate.db");
+    let day_ms = 86_400_000;
+    sql(
+        &db,
+        &format!(
+            "UPDATE runs SET recorded_at_ms = 1700000000000 + id * {day_ms} WHERE kind = 'nightly'"
+        ),
+    );
+    let (code, summary) = gate_json(dir.path(), &["--head", &head]);
+    assert_eq!(summary["base_commit"], commits[0].as_str());
+    let one = benchmark(&summary, ONE);
+    assert_eq!(one["uncalibrated"], false, "{one:#}");
+    assert_eq!(one["base_runs"], POOLED_BASE_RUNS, "{one:#}");
+    assert_eq!(one["verdict"], "regressed", "{one:#}");
+    assert_eq!(summary["counts"]["pass"], 29, "{summary:#}");
+    assert_eq!(code, Some(1));
+    assert!(
+        !has_note(&summary, &["History: this machine has"]),
+        "twelve nights are enough history: {:?}",
+        summary["notes"]
+    );
+
+    // The same runs a minute apart: one job's, so one run of history.
+    sql(
+        &db,
+        "UPDATE runs SET recorded_at_ms = 1700000000000 + id * 60000 WHERE kind = 'nightly'",
+    );
+    let (code, summary) = gate_json(dir.path(), &["--head", &head]);
+    let one = benchmark(&summary, ONE);
+    assert_eq!(one["uncalibrated"], true, "{one:#}");
+    assert_eq!(one["verdict"], "inconclusive", "{one:#}");
+    assert_eq!(summary["counts"]["pass"], 0, "{summary:#}");
+    assert_eq!(code, Some(0));
+    assert!(
+        has_note(
+            &summary,
+            &["this machine has 1 run of history on the baseline's line"]
+        ),
+        "{:?}",
+        summary["notes"]
+    );
 }
 
 #[test]
