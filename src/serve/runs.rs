@@ -30,6 +30,7 @@ pub async fn create_run(
     headers: HeaderMap,
     body: Body,
 ) -> ApiResult {
+    let repository = authorize(&state, &headers).await?;
     let next_attempt = match query.attempt.as_deref() {
         None => false,
         Some("next") => true,
@@ -40,7 +41,6 @@ pub async fn create_run(
             .at("query", "attempt"));
         }
     };
-    let repository = authorize(&state, &headers).await?;
     let limit = state.config.body_limit;
     let text = decoded_body(&headers, &read_body(&headers, body, limit).await?, limit)?;
     let document = RunDocument::from_json(&text)

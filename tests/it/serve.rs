@@ -145,6 +145,14 @@ fn uploads_are_authorized_per_repository_and_idempotent() {
         (422, &json!("attempt")),
         "{body}"
     );
+    // The token is checked first, whatever the query.
+    let (status, _) = server.request(
+        "POST",
+        "/api/v1/runs?attempt=2",
+        &[("content-type", "application/json")],
+        changed.to_string().as_bytes(),
+    );
+    assert_eq!(status, 401);
     let (_, stored) = server.get(&format!("/api/v1/repos/{REPO}/runs/{second}"));
     assert_eq!(stored["attempt"], 2, "{stored}");
 
