@@ -345,9 +345,11 @@ async fn decide(store: &Source, judged: &Judged<'_>, outputs: &Outputs) -> anyho
     // The baseline's history: the runs of its first-parent ancestors that count (see
     // `commit_history`), oldest first.
     let lineage = environment::first_parent_history(&baseline.meta.commit, HISTORY_RUNS);
+    let by_commit = line_runs_by_commit(&candidates, baseline.id, head_id);
     let mut history_runs: Vec<RunId> = lineage
         .iter()
-        .flat_map(|commit| commit_history(&candidates, commit, baseline.id, head_id))
+        .filter_map(|commit| by_commit.get(commit))
+        .flat_map(|runs| commit_history(runs))
         .take(HISTORY_RUNS)
         .collect();
     history_runs.reverse();
@@ -357,7 +359,7 @@ async fn decide(store: &Source, judged: &Judged<'_>, outputs: &Outputs) -> anyho
         lineage.is_empty() || (lineage.len() < HISTORY_RUNS && environment::is_shallow_repository())
     };
     if history_runs.len() < benchgate_gate::noise::MIN_HISTORY && walk_cut_short() {
-        let stored = stored_line(&candidates, baseline.id, head_id);
+        let stored = stored_line(&by_commit);
         if stored.len() > history_runs.len() {
             let note = format!(
                 "History: git cannot walk the baseline's first-parent line here (a shallow clone, or not a checkout of this repository), so its history is the {} default-branch run{} stored on this machine up to the baseline, in the order they were stored. Check out with `fetch-depth: 0` to follow git's line.",
@@ -424,27 +426,32 @@ async fn explain_counts(
 /// `bisect`'s probes) lie minutes apart and move together, so they count once.
 pub const SEPARATE_JOBS: Duration = Duration::from_secs(3600);
 
-/// The runs of `commit` that count as the baseline's history, newest first: its newest
-/// default-branch run up to `baseline`, and each earlier `push` or `nightly` run recorded
-/// [`SEPARATE_JOBS`] or more before the one counted after it. The same code measured by
-/// separate jobs is the run-to-run noise a history is for; a quiet repository's nightlies
-/// calibrate the gate that way.
-fn commit_history(
+/// The default-branch runs of `candidates` up to `baseline` (it among them), by commit, each
+/// commit's newest first.
+fn line_runs_by_commit(
     candidates: &[RunSummary],
-    commit: &CommitSha,
     baseline: RunId,
     head: RunId,
-) -> Vec<RunId> {
-    let mut runs: Vec<&RunSummary> = candidates
+) -> HashMap<&CommitSha, Vec<&RunSummary>> {
+    let mut by_commit: HashMap<&CommitSha, Vec<&RunSummary>> = HashMap::new();
+    for run in candidates
         .iter()
-        .filter(|run| {
-            &run.meta.commit == commit
-                && run.meta.kind != RunKind::Pr
-                && run.id != head
-                && run.id <= baseline
-        })
-        .collect();
-    runs.sort_by_key(|run| std::cmp::Reverse(run.id));
+        .filter(|run| run.meta.kind != RunKind::Pr && run.id != head && run.id <= baseline)
+    {
+        by_commit.entry(&run.meta.commit).or_default().push(run);
+    }
+    for runs in by_commit.values_mut() {
+        runs.sort_by_key(|run| std::cmp::Reverse(run.id));
+    }
+    by_commit
+}
+
+/// The runs of one commit (newest first) that count as the baseline's history, newest first:
+/// its newest, and each earlier `push` or `nightly` run recorded [`SEPARATE_JOBS`] or more
+/// before the one counted after it. The same code measured by separate jobs is the
+/// run-to-run noise a history is for; a quiet repository's nightlies calibrate the gate that
+/// way.
+fn commit_history(runs: &[&RunSummary]) -> Vec<RunId> {
     let Some((newest, earlier)) = runs.split_first() else {
         return Vec::new();
     };
@@ -462,19 +469,13 @@ fn commit_history(
     counted
 }
 
-/// The default-branch runs stored up to the baseline (`baseline` among them) that count as
-/// history (see [`commit_history`]), oldest first, at most [`HISTORY_RUNS`]: the baseline's
-/// history where git cannot say which commits are its line.
-fn stored_line(candidates: &[RunSummary], baseline: RunId, head: RunId) -> Vec<RunId> {
-    let mut commits: Vec<&CommitSha> = Vec::new();
-    for run in candidates {
-        if !commits.contains(&&run.meta.commit) {
-            commits.push(&run.meta.commit);
-        }
-    }
-    let mut ids: Vec<RunId> = commits
-        .into_iter()
-        .flat_map(|commit| commit_history(candidates, commit, baseline, head))
+/// The default-branch runs stored up to the baseline that count as history (see
+/// [`commit_history`]), oldest first, at most [`HISTORY_RUNS`]: the baseline's history where
+/// git cannot say which commits are its line.
+fn stored_line(by_commit: &HashMap<&CommitSha, Vec<&RunSummary>>) -> Vec<RunId> {
+    let mut ids: Vec<RunId> = by_commit
+        .values()
+        .flat_map(|runs| commit_history(runs))
         .collect();
     ids.sort();
     ids.split_off(ids.len().saturating_sub(HISTORY_RUNS))

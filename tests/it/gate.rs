@@ -601,56 +601,44 @@ fn ingest_and_gate_refuse_a_bench_command_whose_executables_name_one_benchmark()
         2,
         "{ran}"
     );
+    // Exit 2, nothing on standard output, and an error naming both executables and the id.
+    let refused = |args: &[&str], consequence: &str| {
+        let output = benchgate(dir, &[args, &command[..]].concat());
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("benchgate: error: checking the bench command (Criterion's --list): the bench executables zoo/other and zoo/zoo each name the benchmark `push`; Criterion keeps one result per id")
+                && err.contains(consequence),
+            "{err}"
+        );
+        assert!(output.stdout.is_empty(), "{}", stdout(&output));
+    };
     // The Action hands `ingest` the command: nothing is stored, and it says why.
     let tree = home.path().to_str().unwrap();
-    let refused = benchgate(
-        dir,
+    refused(
         &[
-            &[
-                "ingest",
-                tree,
-                "--repo",
-                "acme/rocket",
-                "--commit",
-                &head,
-                "--kind",
-                "pr",
-                "--",
-            ][..],
-            &command[..],
-        ]
-        .concat(),
+            "ingest",
+            tree,
+            "--repo",
+            "acme/rocket",
+            "--commit",
+            &head,
+            "--kind",
+            "pr",
+            "--",
+        ],
+        "nothing was stored, as the tree holds only the result of the executable that ran last",
     );
-    let err = stderr(&refused);
-    assert_eq!(refused.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("benchgate: error: checking the bench command (Criterion's --list): the bench executables zoo/other and zoo/zoo each name the benchmark `push`; Criterion keeps one result per id")
-            && err.contains("nothing was stored, as the tree holds only the result of the executable that ran last"),
-        "{err}"
-    );
-    assert!(refused.stdout.is_empty(), "no run id: {}", stdout(&refused));
     assert!(
         !dir.join(".benchgate/benchgate.db").exists(),
         "the store was not even opened"
     );
     // Without the command `ingest` cannot tell, and the gate, given it, refuses to judge.
     let head_run = ingest(dir, home.path(), &head, "pr");
-    let output = benchgate(
-        dir,
-        &[
-            &["gate", "--head", &head_run, "--format", "json", "--"][..],
-            &command[..],
-        ]
-        .concat(),
+    refused(
+        &["gate", "--head", &head_run, "--format", "json", "--"],
+        "the gate cannot judge a benchmark whose stored result may be another's",
     );
-    let err = stderr(&output);
-    assert_eq!(output.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("benchgate: error: checking the bench command (Criterion's --list): the bench executables zoo/other and zoo/zoo each name the benchmark `push`; Criterion keeps one result per id")
-            && err.contains("the gate cannot judge a benchmark whose stored result may be another's"),
-        "{err}"
-    );
-    assert!(output.stdout.is_empty(), "no verdict: {}", stdout(&output));
 }
 
 /// The Action's `pr` mode on a real crate: a stored history on `main`, a pull request whose

@@ -78,8 +78,8 @@ impl Store {
             .await
             .map_err(&db)?;
 
-        let mut attempt = meta.attempt;
-        if taken == Taken::NextAttempt {
+        // The next attempt is free by construction: only the given one can be taken.
+        let (attempt, existing) = if taken == Taken::NextAttempt {
             let attempts = attempts_stored(tx, repository_id, fingerprint_id, meta)
                 .await
                 .map_err(&db)?;
@@ -87,14 +87,17 @@ impl Store {
                 return Ok(IngestOutcome::Unchanged(RunId::from_row(*same)));
             }
             let highest = attempts.iter().map(|(_, _, a)| *a).max().unwrap_or(0);
-            attempt = u32::try_from(highest + 1).map_err(|_| Error::CorruptRow {
+            let next = u32::try_from(highest + 1).map_err(|_| Error::CorruptRow {
                 table: "runs",
                 reason: format!("attempt {highest} stored for {}", meta.commit),
             })?;
-        }
-        let existing = existing_run(tx, repository_id, fingerprint_id, meta, attempt)
-            .await
-            .map_err(&db)?;
+            (next, None)
+        } else {
+            let existing = existing_run(tx, repository_id, fingerprint_id, meta)
+                .await
+                .map_err(&db)?;
+            (meta.attempt, existing)
+        };
         let mut previous = None;
         if let Some((existing_id, existing_hash)) = existing {
             if existing_hash == content_hash {
@@ -206,14 +209,12 @@ fn encode_run(run: &NewRun) -> (String, Vec<SampleBlobs>) {
 }
 
 writer_step! {
-    /// The id and content hash of the run stored under `meta`'s key with `attempt`, if there
-    /// is one.
+    /// The id and content hash of the run stored under `meta`'s key, if there is one.
     async fn existing_run<DB>(
         tx: &mut sqlx::Transaction<'static, DB>,
         repository_id: i64,
         fingerprint_id: i64,
         meta: &RunMeta,
-        attempt: u32,
     ) -> sqlx::Result<Option<(i64, String)>> {
         let row = sqlx::query(
             "SELECT id, content_hash FROM runs WHERE repository_id = $1 AND commit_sha = $2 \
@@ -223,7 +224,7 @@ writer_step! {
         .bind(meta.commit.as_str())
         .bind(fingerprint_id)
         .bind(meta.kind.as_str())
-        .bind(i64::from(attempt))
+        .bind(i64::from(meta.attempt))
         .fetch_optional(&mut **tx)
         .await?;
         row.map(|row| Ok((row.try_get("id")?, row.try_get("content_hash")?)))
