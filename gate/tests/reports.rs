@@ -11,7 +11,7 @@ mod common;
 
 use benchgate_collector::Throughput;
 use benchgate_gate::Policy;
-use benchgate_gate::decision::{Decision, Input, Mode, Overall, Verdict, evaluate};
+use benchgate_gate::decision::{Decision, Input, Mode, Overall, Verdict, evaluate, evaluate_with};
 use benchgate_gate::github_text::{
     CHECK_TEXT_LIMIT, COMMENT_LIMIT, Conclusion, OverrideNote, check_output, comment_body,
     conclusion, status_description,
@@ -20,6 +20,7 @@ use benchgate_gate::report::{
     BuiltExecutable, Context, Cost, CountProfile, Incomplete, Links, ProfileRow, SideBuild,
     read_summary, render_markdown, render_markdown_linked, render_text, summary, summary_json,
 };
+use benchgate_gate::sequential::Plan;
 use common::{decide_ab, measurement};
 
 fn corpus(relative: &str) -> std::path::PathBuf {
@@ -1248,4 +1249,62 @@ fn context_of(base: &str, head: &str) -> Context {
         incomplete: None,
         notes: Vec::new(),
     }
+}
+
+/// An A/B job whose budget ran out after one round (base64's code-timed benches at the
+/// default budget) has measured no noise: its benchmarks are uncalibrated, never "too noisy
+/// to gate" (which would point the user at a quarantine), and the headline says more rounds
+/// would decide them.
+#[test]
+fn an_ab_stopped_after_one_round_calls_nothing_too_noisy() {
+    let mut base = Vec::new();
+    let mut head = Vec::new();
+    for i in 0..6 {
+        let id = format!("decode/{i}");
+        base.push(measurement(&id, 1000.0, 0.005, None));
+        let slower = if i == 0 { 1.44 } else { 1.0 + 0.01 * i as f64 };
+        head.push(measurement(&id, 1000.0 * slower, 0.005, None));
+    }
+    // As `benchgate ab` judges its rounds: adaptive, up to 8.
+    let history = HashMap::new();
+    let (base, head) = ([base], [head]);
+    let decision = evaluate_with(
+        &Input {
+            mode: Mode::SameJobAb,
+            base_rounds: &base,
+            head_rounds: &head,
+            history: &history,
+        },
+        &Policy::default(),
+        Plan::adaptive(8),
+    );
+    assert_eq!(decision.verdict, Overall::Inconclusive);
+    assert_eq!(decision.rounds, 1);
+    for b in &decision.benchmarks {
+        assert!(b.uncalibrated, "{b:?}");
+        assert_eq!(b.too_noisy, None, "{b:?}");
+        assert_eq!(b.verdict, Verdict::Inconclusive, "{b:?}");
+    }
+    let context = Context {
+        base: "1111111".into(),
+        head: "2222222".into(),
+        ..Context::default()
+    };
+    let text = render_text(&decision, &context, &Policy::default(), false);
+    assert!(
+        text.starts_with(
+            "benchgate inconclusive: 1 of 6 benchmarks past their limit but unconfirmed (worst: decode/0 44.0% slower); more rounds would confirm or clear them; 5 more undecided\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("(same-job A/B, 1 round alternating)"),
+        "{text}"
+    );
+    assert!(!text.contains("too noisy"), "{text}");
+    // Every row is undecided, so each shows what it would take to call it `regressed`.
+    assert!(text.contains("DETECTABLE"), "{text}");
+    let markdown = render_markdown(&decision, &context, &Policy::default());
+    assert!(markdown.contains("### Inconclusive (6)"), "{markdown}");
+    assert!(!markdown.contains("Too noisy"), "{markdown}");
 }

@@ -251,10 +251,17 @@ struct Tally {
     other: usize,
     /// Rounds each verdict took, summed (adaptive A/B).
     rounds: usize,
-    /// Comparisons the gate could gate: not reported "too noisy to gate" at its plan's last
-    /// round count (the report's `too_noisy`), and how many of those were `regressed`.
+    /// Comparisons the gate could gate: neither reported "too noisy to gate" at its plan's
+    /// last round count (the report's `too_noisy`) nor marked uncalibrated (noise assumed, †),
+    /// and how many of those were `regressed`.
     gateable: usize,
     gateable_regressed: usize,
+}
+
+/// Whether the report warns that a benchmark's verdict is not one to count on: too noisy to
+/// gate, or judged against an assumed noise level (uncalibrated).
+fn warned(b: &benchgate_gate::decision::BenchmarkResult) -> bool {
+    b.too_noisy.is_some() || b.uncalibrated
 }
 
 impl Tally {
@@ -348,7 +355,7 @@ fn tally_comparison(
         table
             .entry((setting.to_owned(), metric_name(b.metric), 0))
             .or_default()
-            .add_after(b.verdict, b.rounds, b.too_noisy.is_some());
+            .add_after(b.verdict, b.rounds, warned(b));
     }
     let compared: Vec<(String, Metric)> = decision
         .benchmarks
@@ -375,7 +382,7 @@ fn tally_comparison(
             table
                 .entry((setting.to_owned(), metric_name(*metric), key(delta)))
                 .or_default()
-                .add_after(result.verdict, result.rounds, result.too_noisy.is_some());
+                .add_after(result.verdict, result.rounds, warned(result));
         }
     }
 }
@@ -405,7 +412,7 @@ fn with_reruns(
                     metric: b.metric,
                     verdict: b.verdict,
                     rounds: b.rounds,
-                    too_noisy: b.too_noisy.is_some(),
+                    too_noisy: warned(b),
                 })
                 .collect();
         }
@@ -555,7 +562,7 @@ impl Outcome {
             metric: b.metric,
             verdict: b.verdict,
             rounds,
-            too_noisy: b.too_noisy.is_some(),
+            too_noisy: warned(b),
         }
     }
 }
@@ -985,12 +992,7 @@ fn measure_real_changes(table: &mut Table, policy: &Policy, state: &str) {
                 let once = one_run.benchmarks.iter().find(|b| b.id == *id).unwrap();
                 let again = decided.iter().find(|o| o.id == *id).unwrap();
                 for (setting, verdict, rounds, too_noisy) in [
-                    (
-                        "one run",
-                        once.verdict,
-                        once.rounds,
-                        once.too_noisy.is_some(),
-                    ),
+                    ("one run", once.verdict, once.rounds, warned(once)),
                     ("re-runs", again.verdict, again.rounds, again.too_noisy),
                 ] {
                     table

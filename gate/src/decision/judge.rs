@@ -157,10 +157,15 @@ impl Judge<'_, '_> {
         let detectable = detectable_of(looks);
         let last = self.plan.max_rounds().unwrap_or(looks).max(looks);
         let detectable_last = detectable_of(last);
-        let too_noisy = (detectable_last > log_limit.exp() * (1.0 + 1e-9)).then_some(TooNoisy {
-            rounds: last,
-            detectable: detectable_last,
-        });
+        // "Too noisy" is a claim about the noise, so it needs the noise measured: with an
+        // assumed level (one A/B round, a stored baseline without history) it would tell the
+        // user to quarantine benchmarks nothing has measured. Those are marked uncalibrated.
+        let measured = a.source != NoiseSource::Assumed;
+        let too_noisy =
+            (measured && detectable_last > log_limit.exp() * (1.0 + 1e-9)).then_some(TooNoisy {
+                rounds: last,
+                detectable: detectable_last,
+            });
         let half_width = quantiles.t(0.5 + policy.confidence / 2.0, k.df) * k.se;
         let kept_n = kept_of_rounds(&candidate.changes, noise.kept_mask).count();
         let futile =

@@ -120,9 +120,18 @@ pub(super) fn bound_text(b: &BenchmarkResult) -> String {
     format!("{text}{}", if b.uncalibrated { " †" } else { "" })
 }
 
+/// The smallest slowdown that would read `regressed`: what an undecided benchmark lacks. A
+/// decided one needs none, and beside a pass's "≤ 5.5% slower" a "75.7% slower" read as a
+/// contradiction (#45), so its cell is empty.
 pub(super) fn detectable_text(b: &BenchmarkResult) -> String {
     b.detectable
+        .filter(|_| shows_detectable(b))
         .map_or_else(|| "-".to_owned(), |ratio| ratio_words(b, ratio))
+}
+
+/// Whether a row's detectable change is worth its cell: only an undecided benchmark's is.
+pub(super) fn shows_detectable(b: &BenchmarkResult) -> bool {
+    b.verdict == Verdict::Inconclusive
 }
 
 /// A throughput benchmark's time per iteration as the rate people read (`1.907 GiB/s`),
@@ -258,7 +267,8 @@ pub fn format_value(value: f64) -> String {
     format!("{sign}{grouped}")
 }
 
-pub(super) fn row(b: &BenchmarkResult, with_verdict: bool) -> Vec<String> {
+/// A table row; `with_detectable` where the table has an undecided benchmark to show it for.
+pub(super) fn row(b: &BenchmarkResult, with_verdict: bool, with_detectable: bool) -> Vec<String> {
     let mut cells = vec![format!("`{}`", b.id.replace('`', "'").replace('|', "\\|"))];
     if with_verdict {
         cells.push(b.verdict.as_str().to_owned());
@@ -269,9 +279,11 @@ pub(super) fn row(b: &BenchmarkResult, with_verdict: bool) -> Vec<String> {
         change_text(b),
         limit_text(b),
         bound_text(b),
-        detectable_text(b),
-        rounds_text(b),
     ]);
+    if with_detectable {
+        cells.push(detectable_text(b));
+    }
+    cells.push(rounds_text(b));
     if let Some(reason) = &b.quarantined {
         cells[0] = format!("{} (quarantined: {})", cells[0], reason.replace('|', "\\|"));
     }

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use super::cells::{bound_text, change_text};
 use super::is_too_noisy;
-use crate::verdict::{BenchmarkResult, Decision, Overall, Verdict};
+use crate::verdict::{BenchmarkResult, Decision, Mode, Overall, Verdict};
 
 /// The benchmark whose change (head against base, above 1 worse) is the largest.
 pub(super) fn largest_change<'a>(rows: &[&'a BenchmarkResult]) -> Option<&'a BenchmarkResult> {
@@ -85,7 +85,18 @@ pub(super) fn regression_headline(decision: &Decision) -> String {
                 })
                 .collect();
             let undecided = decision.count(Verdict::Inconclusive);
+            // Judged against an assumed noise level (†): nothing has measured them yet, so they
+            // are neither too noisy nor sure to be decided by more head runs of a stored
+            // baseline, which keep the assumption until the machine has history.
+            let all_unmeasured = decision
+                .benchmarks
+                .iter()
+                .filter(|b| b.verdict == Verdict::Inconclusive)
+                .all(|b| b.uncalibrated);
             match largest_change(&suspected) {
+                None if all_unmeasured => format!(
+                    "inconclusive: {undecided} of {compared} benchmarks undecided against an assumed noise level (†); none confirmed regressed"
+                ),
                 None => format!(
                     "inconclusive: {undecided} of {compared} benchmarks too noisy to decide; none confirmed regressed"
                 ),
@@ -100,6 +111,10 @@ pub(super) fn regression_headline(decision: &Decision) -> String {
                     // to gate stays undecided at the most rounds the plan allows.
                     let more = if suspected.iter().all(|b| is_too_noisy(b)) {
                         ""
+                    } else if decision.mode == Mode::StoredBaseline
+                        && suspected.iter().all(|b| b.uncalibrated)
+                    {
+                        "; too little history on this machine to confirm them (†)"
                     } else {
                         "; more rounds would confirm or clear them"
                     };

@@ -246,20 +246,17 @@ fn markdown_table(
     fingerprint: Option<&str>,
 ) {
     let with_counts = !pairs.counts_of.is_empty();
+    let with_detectable = rows.iter().any(|b| shows_detectable(b));
     let in_table: HashSet<&str> = rows.iter().map(|b| b.id.as_str()).collect();
     let mut header = vec!["benchmark"];
     if with_verdict {
         header.push("verdict");
     }
-    header.extend([
-        "base",
-        "head",
-        "change",
-        "limit",
-        "decided on",
-        "detectable",
-        "rounds",
-    ]);
+    header.extend(["base", "head", "change", "limit", "decided on"]);
+    if with_detectable {
+        header.push("detectable");
+    }
+    header.push("rounds");
     if with_counts {
         header.push("instructions");
     }
@@ -270,7 +267,7 @@ fn markdown_table(
         if pairs.time_of(&b.id).is_some_and(|t| in_table.contains(t)) {
             continue;
         }
-        let mut cells = row(b, with_verdict);
+        let mut cells = row(b, with_verdict, with_detectable);
         if let Some(page) = fingerprint.and_then(|f| links.benchmark(f, &b.id, "html")) {
             cells[0] = format!("{} ([trend]({page}))", cells[0]);
         }
@@ -649,7 +646,7 @@ fn how_decided(out: &mut String, decision: &Decision, context: &Context, policy:
     }
     let _ = writeln!(
         out,
-        "**change** is the head against the base, in the measure shown (time, or throughput where the benchmark declares one); **decided on** is the bound the verdict rests on; **detectable** is the smallest slowdown that would read `regressed` at this noise and round count; **rounds** is {}; a round **set aside** moved more than {INTERFERED_CUT} robust spreads from the benchmark's other rounds (a neighbour on the machine slowing one run): `pass`, the change and its band rest on the rounds kept, and a `regressed` must hold with every round and without those; **stopped early** means more rounds, up to `--max-rounds`, had less than a {:.0}% chance of deciding it, so none were run.\n\n</details>",
+        "**change** is the head against the base, in the measure shown (time, or throughput where the benchmark declares one); **decided on** is the bound the verdict rests on; **detectable**, shown for an undecided benchmark, is the smallest slowdown that would read `regressed` at this noise and round count; **rounds** is {}; a round **set aside** moved more than {INTERFERED_CUT} robust spreads from the benchmark's other rounds (a neighbour on the machine slowing one run): `pass`, the change and its band rest on the rounds kept, and a `regressed` must hold with every round and without those; **stopped early** means more rounds, up to `--max-rounds`, had less than a {:.0}% chance of deciding it, so none were run.\n\n</details>",
         match decision.mode {
             Mode::SameJobAb => "how many A/B rounds the verdict took",
             Mode::StoredBaseline =>
@@ -850,7 +847,11 @@ fn how_compared(decision: &Decision, context: &Context) -> String {
                     decision.rounds
                 )
             } else {
-                format!("same-job A/B, {} rounds alternating", decision.rounds)
+                format!(
+                    "same-job A/B, {} round{} alternating",
+                    decision.rounds,
+                    if decision.rounds == 1 { "" } else { "s" }
+                )
             }
         }
         (None, Mode::StoredBaseline) if decision.rounds > 1 => format!(

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use super::cells::row;
+use super::cells::{row, shows_detectable};
 use super::headline::headline;
 use super::{Context, Pairs, builds_sentence, comparison_sentence, count_cell, unjudged_note};
 use crate::policy::Policy;
@@ -49,10 +49,11 @@ pub fn render_text(decision: &Decision, context: &Context, policy: &Policy, colo
         .iter()
         .filter(|b| pairs.time_of(&b.id).is_none())
         .collect();
+    let with_detectable = shown.iter().any(|b| shows_detectable(b));
     let rows: Vec<Vec<String>> = shown
         .iter()
         .map(|b| {
-            let mut cells = row(b, true);
+            let mut cells = row(b, true, with_detectable);
             cells[0] = b.id.clone();
             if with_counts {
                 cells.push(pairs.count_of(&b.id).map_or("-".to_owned(), count_cell));
@@ -68,9 +69,11 @@ pub fn render_text(decision: &Decision, context: &Context, policy: &Policy, colo
         "CHANGE",
         "LIMIT",
         "DECIDED ON",
-        "DETECTABLE",
-        "ROUNDS",
     ];
+    if with_detectable {
+        header.push("DETECTABLE");
+    }
+    header.push("ROUNDS");
     if with_counts {
         header.push("INSTRUCTIONS");
     }
