@@ -6,7 +6,7 @@ use std::time::SystemTime;
 
 use benchgate_collector::wire::reads::RunSummaryJson;
 use benchgate_collector::{Estimate, HardwareProfile, Measurement, RunSummary, StoredRun};
-use benchgate_gate::report::format_measure;
+use benchgate_gate::report::{format_measure, format_rate};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -221,23 +221,7 @@ fn format_throughput(kind: &str, amount: u64, ns_per_iteration: f64) -> String {
     if ns_per_iteration <= 0.0 {
         return "-".to_owned();
     }
-    let per_second = amount as f64 * 1e9 / ns_per_iteration;
-    let (base, units): (f64, &[&str]) = match kind {
-        "Bytes" => (1024.0, &["B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s"]),
-        "BytesDecimal" => (1000.0, &["B/s", "KB/s", "MB/s", "GB/s", "TB/s"]),
-        "Bits" => (1000.0, &["bit/s", "Kbit/s", "Mbit/s", "Gbit/s", "Tbit/s"]),
-        _ => (
-            1000.0,
-            &["elem/s", "Kelem/s", "Melem/s", "Gelem/s", "Telem/s"],
-        ),
-    };
-    let mut value = per_second;
-    let mut unit = 0;
-    while value >= base && unit + 1 < units.len() {
-        value /= base;
-        unit += 1;
-    }
-    format!("{value:.2} {}", units[unit])
+    format_rate(ns_per_iteration, kind, amount)
 }
 
 fn table<const N: usize>(header: &[&str; N], rows: &[[String; N]]) -> String {

@@ -1307,4 +1307,30 @@ fn an_ab_stopped_after_one_round_calls_nothing_too_noisy() {
     let markdown = render_markdown(&decision, &context, &Policy::default());
     assert!(markdown.contains("### Inconclusive (6)"), "{markdown}");
     assert!(!markdown.contains("Too noisy"), "{markdown}");
+
+    // Nothing past its limit: undecided, and said to be so against an assumed level, not
+    // "too noisy to decide".
+    let mut head = head;
+    for m in &mut head[0] {
+        if m.id.as_str() == "decode/0" {
+            *m = measurement("decode/0", 1010.0, 0.005, None);
+        }
+    }
+    let decision = evaluate_with(
+        &Input {
+            mode: Mode::SameJobAb,
+            base_rounds: &base,
+            head_rounds: &head,
+            history: &history,
+        },
+        &Policy::default(),
+        Plan::adaptive(8),
+    );
+    let text = render_text(&decision, &context, &Policy::default(), false);
+    assert!(
+        text.starts_with(
+            "benchgate inconclusive: 6 of 6 benchmarks undecided against an assumed noise level (†); none confirmed regressed\n"
+        ),
+        "{text}"
+    );
 }

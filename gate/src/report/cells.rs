@@ -135,8 +135,9 @@ pub(super) fn shows_detectable(b: &BenchmarkResult) -> bool {
 }
 
 /// A throughput benchmark's time per iteration as the rate people read (`1.907 GiB/s`),
-/// in Criterion's units for its kind: binary prefixes for bytes, decimal for the rest.
-pub(super) fn rate_text(ns: f64, kind: &str, amount: u64) -> String {
+/// in Criterion's units for its kind: binary prefixes for bytes, decimal for the rest. The
+/// report, `show` and `compare` all read rates through this one.
+pub fn format_rate(ns: f64, kind: &str, amount: u64) -> String {
     let per_second = amount as f64 / (ns * 1e-9);
     let (unit, binary) = match kind {
         "Bytes" => ("B/s", true),
@@ -144,14 +145,15 @@ pub(super) fn rate_text(ns: f64, kind: &str, amount: u64) -> String {
         "Bits" => ("bit/s", false),
         _ => ("elem/s", false),
     };
-    let prefixes: [(&str, f64); 3] = if binary {
+    let prefixes: [(&str, f64); 4] = if binary {
         [
+            ("Ti", 1024f64.powi(4)),
             ("Gi", 1024f64.powi(3)),
             ("Mi", 1024f64.powi(2)),
             ("Ki", 1024.0),
         ]
     } else {
-        [("G", 1e9), ("M", 1e6), ("K", 1e3)]
+        [("T", 1e12), ("G", 1e9), ("M", 1e6), ("K", 1e3)]
     };
     let (scaled, prefix) = prefixes
         .into_iter()
@@ -159,7 +161,10 @@ pub(super) fn rate_text(ns: f64, kind: &str, amount: u64) -> String {
         .map_or((per_second, ""), |(prefix, scale)| {
             (per_second / scale, prefix)
         });
-    let decimals = if scaled >= 100.0 {
+    // Four significant digits; a binary prefix leaves up to 1,023 of a unit (`1020 MiB/s`).
+    let decimals = if scaled >= 1000.0 {
+        0
+    } else if scaled >= 100.0 {
         1
     } else if scaled >= 10.0 {
         2
@@ -173,7 +178,7 @@ pub(super) fn rate_text(ns: f64, kind: &str, amount: u64) -> String {
 pub(super) fn side_text(b: &BenchmarkResult, ns: Option<f64>) -> String {
     match (ns, b.metric, b.throughput_per_iteration) {
         (Some(ns), Metric::Throughput, Some((kind, amount))) if ns > 0.0 && amount > 0 => {
-            rate_text(ns, kind, amount)
+            format_rate(ns, kind, amount)
         }
         _ => value_text(ns, b.unit.as_deref()),
     }
@@ -312,5 +317,27 @@ pub(super) fn rounds_text(b: &BenchmarkResult) -> String {
         b.rounds.to_string()
     } else {
         format!("{} ({})", b.rounds, notes.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_rate;
+
+    #[test]
+    fn a_rate_has_four_significant_digits_under_a_binary_prefix_too() {
+        // base64's `decode/100` at 1020 MiB/s read `1020.0 MiB/s` beside `1.522 GiB/s`.
+        let mib = 1024.0 * 1024.0;
+        let ns = |per_second: f64| 100.0 / per_second * 1e9;
+        assert_eq!(format_rate(ns(1020.0 * mib), "Bytes", 100), "1020 MiB/s");
+        assert_eq!(format_rate(ns(713.4 * mib), "Bytes", 100), "713.4 MiB/s");
+        assert_eq!(
+            format_rate(ns(1.522 * 1024.0 * mib), "Bytes", 100),
+            "1.522 GiB/s"
+        );
+        assert_eq!(
+            format_rate(ns(97.2 * 1e6), "Elements", 100),
+            "97.20 Melem/s"
+        );
     }
 }

@@ -25,7 +25,7 @@ use cells::*;
 use headline::*;
 pub use links::Links;
 
-pub use cells::{format_measure, format_ns, format_value, with_si_prefix};
+pub use cells::{format_measure, format_ns, format_rate, format_value, with_si_prefix};
 pub use headline::{BOUNDS_NAMED, headline, verdict_line};
 pub use summary::{ReadSummary, SCHEMA_VERSION, Summary, read_summary, summary, summary_json};
 pub use text::render_text;
