@@ -1267,17 +1267,21 @@ fn an_ab_stopped_after_one_round_calls_nothing_too_noisy() {
     }
     // As `benchgate ab` judges its rounds: adaptive, up to 8.
     let history = HashMap::new();
-    let (base, head) = ([base], [head]);
-    let decision = evaluate_with(
-        &Input {
-            mode: Mode::SameJobAb,
-            base_rounds: &base,
-            head_rounds: &head,
-            history: &history,
-        },
-        &Policy::default(),
-        Plan::adaptive(8),
-    );
+    let base = [base];
+    let decide = |head: &[Vec<benchgate_collector::Measurement>]| {
+        evaluate_with(
+            &Input {
+                mode: Mode::SameJobAb,
+                base_rounds: &base,
+                head_rounds: head,
+                history: &history,
+            },
+            &Policy::default(),
+            Plan::adaptive(8),
+        )
+    };
+    let mut head = [head];
+    let decision = decide(&head);
     assert_eq!(decision.verdict, Overall::Inconclusive);
     assert_eq!(decision.rounds, 1);
     for b in &decision.benchmarks {
@@ -1310,22 +1314,8 @@ fn an_ab_stopped_after_one_round_calls_nothing_too_noisy() {
 
     // Nothing past its limit: undecided, and said to be so against an assumed level, not
     // "too noisy to decide".
-    let mut head = head;
-    for m in &mut head[0] {
-        if m.id.as_str() == "decode/0" {
-            *m = measurement("decode/0", 1010.0, 0.005, None);
-        }
-    }
-    let decision = evaluate_with(
-        &Input {
-            mode: Mode::SameJobAb,
-            base_rounds: &base,
-            head_rounds: &head,
-            history: &history,
-        },
-        &Policy::default(),
-        Plan::adaptive(8),
-    );
+    head[0][0] = measurement("decode/0", 1010.0, 0.005, None);
+    let decision = decide(&head);
     let text = render_text(&decision, &context, &Policy::default(), false);
     assert!(
         text.starts_with(
