@@ -136,7 +136,7 @@ pub(super) fn shows_detectable(b: &BenchmarkResult) -> bool {
 
 /// A throughput benchmark's time per iteration as the rate people read (`1.907 GiB/s`),
 /// in Criterion's units for its kind: binary prefixes for bytes, decimal for the rest. The
-/// report, `show` and `compare` all read rates through this one.
+/// report and `show` read rates through this one.
 pub fn format_rate(ns: f64, kind: &str, amount: u64) -> String {
     let per_second = amount as f64 / (ns * 1e-9);
     let (unit, binary) = match kind {
