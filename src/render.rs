@@ -148,16 +148,8 @@ pub fn run(run: &StoredRun, as_json: bool) -> anyhow::Result<String> {
         .map(|m| {
             [
                 m.id.to_string(),
-                format!(
-                    "{} ±{:.1}%",
-                    value_text(m, m.median.point),
-                    half_width_percent(&m.median)
-                ),
-                format!(
-                    "{} ±{:.1}%",
-                    value_text(m, m.mean.point),
-                    half_width_percent(&m.mean)
-                ),
+                with_interval(m, &m.median),
+                with_interval(m, &m.mean),
                 m.throughput
                     .map(|t| format_throughput(t.kind(), t.amount(), m.median.point))
                     .unwrap_or_else(|| "-".to_owned()),
@@ -206,6 +198,16 @@ pub fn profile(profile: &HardwareProfile, as_json: bool) -> anyhow::Result<Strin
         writeln!(out, "  {name:<22}{}", value.as_deref().unwrap_or("-"))?;
     }
     Ok(out)
+}
+
+/// An estimate with its interval's half-width (`1.234 µs ±0.8%`); a bare value (an imported
+/// history's, one sample, no range) has none to show, not a spread of 0.0%.
+fn with_interval(m: &Measurement, estimate: &Estimate) -> String {
+    let value = value_text(m, estimate.point);
+    if m.samples.len() < 2 && estimate.lower == estimate.upper {
+        return value;
+    }
+    format!("{value} ±{:.1}%", half_width_percent(estimate))
 }
 
 fn half_width_percent(estimate: &Estimate) -> f64 {

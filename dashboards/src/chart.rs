@@ -1,6 +1,9 @@
 //! SVG charts: the large trend chart of one benchmark (plotters) and the index's sparklines.
 
 pub use benchgate_gate::report::{format_measure, format_ns};
+use std::ops::Range;
+
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, KeyPointWeight, Ranged};
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
@@ -24,6 +27,20 @@ pub struct Point {
     pub fastest: f64,
     /// A maintainer overrode the gate at this commit.
     pub overridden: bool,
+}
+
+impl Point {
+    /// `lower – upper` in `unit`, where the run has an interval (an imported history's value
+    /// may have none).
+    pub fn interval(&self, unit: Option<&str>) -> Option<String> {
+        (self.lower < self.value || self.upper > self.value).then(|| {
+            format!(
+                "{} – {}",
+                format_measure(self.lower, unit),
+                format_measure(self.upper, unit)
+            )
+        })
+    }
 }
 
 /// A budget drawn on the chart: a horizontal line at a time bound.
@@ -58,13 +75,22 @@ pub fn trend_svg(
         let root = SVGBackend::with_string(&mut svg, (960, 420)).into_drawing_area();
         root.fill(&WHITE).ok()?;
         let (y_bottom, y_top) = y_range(points, scale, unit.is_none());
+        let axis = ValueAxis::new(y_bottom..y_top, scale);
+        let tick = |y: &f64| tick_label(scale.value(*y), unit);
+        // Wide enough for the widest tick label beside the axis's rotated title.
+        let widest = axis
+            .key_points(Y_LABELS)
+            .iter()
+            .map(|y| tick(y).chars().count())
+            .max()
+            .unwrap_or(0);
         let n = points.len();
         let mut chart = ChartBuilder::on(&root)
             .caption(title, ("sans-serif", 18))
             .margin(12)
             .x_label_area_size(32)
-            .y_label_area_size(72)
-            .build_cartesian_2d(-0.5f64..(n as f64 - 0.5).max(0.5), y_bottom..y_top)
+            .y_label_area_size(y_label_area(widest))
+            .build_cartesian_2d(-0.5f64..(n as f64 - 0.5).max(0.5), axis)
             .ok()?;
         let measure = unit.map_or("time per iteration".to_owned(), |u| format!("value ({u})"));
         // One position per run, in order (runs are what the detector and the gate count),
@@ -85,9 +111,12 @@ pub fn trend_svg(
                 Scale::Linear => measure,
                 Scale::Log => format!("{measure}, log scale"),
             })
+            .label_style(("sans-serif", LABEL_FONT_PX))
+            .axis_desc_style(("sans-serif", LABEL_FONT_PX))
             .x_labels(8)
             .x_label_formatter(&day_of)
-            .y_label_formatter(&|y| format_measure(scale.value(*y), unit))
+            .y_labels(Y_LABELS)
+            .y_label_formatter(&tick)
             .light_line_style(RGBColor(235, 235, 235))
             .draw()
             .ok()?;
@@ -109,7 +138,124 @@ pub fn trend_svg(
 }
 
 /// The trend chart's drawing area: runs along x, values (or their logarithms) along y.
-type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, ValueAxis>>;
+
+/// The axes' labels and titles, in pixels of the chart's 960 × 420 box.
+const LABEL_FONT_PX: u32 = 10;
+/// At most this many labelled ticks up the value axis.
+const Y_LABELS: usize = 10;
+
+/// The value axis's label area for tick labels `widest` characters long: the labels (at most
+/// 0.65 em a character in a sans-serif face: digits are 0.64), the tick's 10 px, and the
+/// rotated title's line with a gap. A fixed width let `6.050 iter/sec` run over the title.
+fn y_label_area(widest: usize) -> u32 {
+    let label = (widest as f64 * 0.65 * f64::from(LABEL_FONT_PX)).ceil() as u32;
+    label + 10 + 2 * LABEL_FONT_PX + 4
+}
+
+/// A tick's label: the value as everywhere else, its trailing zeros dropped (`2 iter/sec`,
+/// `1.5 µs`), for the ticks sit at round values.
+fn tick_label(value: f64, unit: Option<&str>) -> String {
+    let text = format_measure(value, unit);
+    let (number, rest) = text.split_at(text.find(' ').unwrap_or(text.len()));
+    if !number.contains('.') {
+        return text;
+    }
+    let number = number.trim_end_matches('0').trim_end_matches('.');
+    format!("{number}{rest}")
+}
+
+/// The value axis: plotters' own for values as they are; for their logarithms, ticks at round
+/// values (1, 2, 5 × 10ⁿ, or finer where the range is short) rather than at round logarithms
+/// (plotters' own would put them at e^0.2k: 1.221, 1.492, 1.822).
+struct ValueAxis {
+    linear: RangedCoordf64,
+    scale: Scale,
+}
+
+impl ValueAxis {
+    fn new(range: Range<f64>, scale: Scale) -> Self {
+        Self {
+            linear: range.into(),
+            scale,
+        }
+    }
+}
+
+impl Ranged for ValueAxis {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        self.linear.map(value, limit)
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        match self.scale {
+            Scale::Linear => self.linear.key_points(hint),
+            Scale::Log => {
+                let range = self.linear.range();
+                let bold = matches!(hint.weight(), KeyPointWeight::Bold);
+                log_ticks(
+                    range.start.exp(),
+                    range.end.exp(),
+                    hint.max_num_points(),
+                    bold,
+                )
+                .into_iter()
+                .map(f64::ln)
+                .collect()
+            }
+        }
+    }
+
+    fn range(&self) -> Range<f64> {
+        self.linear.range()
+    }
+}
+
+/// Round values from `low` to `high` for a log axis, at most `most`: the coarsest of decades,
+/// 1-2-5, 1-1.5-2-3-5-7 and 1–9 (of each power of ten) that gives at least 4 (`labelled`); the
+/// finest that fits for the light grid lines. Decades beyond `most` are thinned to every k-th.
+fn log_ticks(low: f64, high: f64, most: usize, labelled: bool) -> Vec<f64> {
+    const STEPS: [&[f64]; 4] = [
+        &[1.0],
+        &[1.0, 2.0, 5.0],
+        &[1.0, 1.5, 2.0, 3.0, 5.0, 7.0],
+        &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0],
+    ];
+    if !(low > 0.0 && high > low && high.is_finite()) || most == 0 {
+        return Vec::new();
+    }
+    let within = |mantissas: &[f64]| -> Vec<f64> {
+        let first = low.log10().floor() as i32;
+        let last = high.log10().ceil() as i32;
+        (first..=last)
+            .flat_map(|power| mantissas.iter().map(move |m| m * 10f64.powi(power)))
+            .filter(|v| (low..=high).contains(v))
+            .collect()
+    };
+    let decades = within(STEPS[0]);
+    if decades.len() > most {
+        let every = decades.len().div_ceil(most);
+        return decades.into_iter().step_by(every).collect();
+    }
+    // Coarse to fine, each within `most`.
+    let mut fitting: Vec<Vec<f64>> = STEPS
+        .iter()
+        .map(|s| within(s))
+        .filter(|t| t.len() <= most)
+        .collect();
+    let chosen = match fitting.iter().position(|t| t.len() >= 4) {
+        Some(coarsest) if labelled => coarsest,
+        _ => fitting.len().saturating_sub(1),
+    };
+    if chosen < fitting.len() {
+        fitting.swap_remove(chosen)
+    } else {
+        Vec::new()
+    }
+}
 
 /// The y axis's range: every value, interval and (of a time) fastest iteration, with a margin.
 fn y_range(points: &[Point], scale: Scale, timed: bool) -> (f64, f64) {
@@ -305,15 +451,9 @@ fn with_tooltips(
         out.push_str(&rest[..start]);
         // An interval only where there is one (an imported history's value may have none),
         // and the fastest iteration only of a time.
-        let interval = if point.lower < point.value || point.upper > point.value {
-            format!(
-                " ({} – {})",
-                format_measure(point.lower, unit),
-                format_measure(point.upper, unit)
-            )
-        } else {
-            String::new()
-        };
+        let interval = point
+            .interval(unit)
+            .map_or_else(String::new, |i| format!(" ({i})"));
         let fastest = if unit.is_none() {
             format!(" · fastest {}", format_measure(point.fastest, unit))
         } else {

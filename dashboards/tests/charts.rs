@@ -75,6 +75,17 @@ fn a_step_with_its_change_point_and_an_override() {
     insta::assert_snapshot!("sparkline_step", sparkline_svg(&values));
 }
 
+/// The value axis's tick labels, bottom to top (the only right-aligned text of the chart).
+fn tick_labels(svg: &str) -> Vec<String> {
+    svg.split("text-anchor=\"end\"")
+        .skip(1)
+        .map(|text| {
+            let body = &text[text.find('>').unwrap() + 1..];
+            body[..body.find("</text>").unwrap()].trim().to_owned()
+        })
+        .collect()
+}
+
 /// The vertical positions of the chart's points, in pixels (SVG's y grows downwards).
 fn point_heights(svg: &str) -> Vec<f64> {
     svg.split("<circle")
@@ -106,6 +117,12 @@ fn a_sevenfold_step_is_drawn_on_a_log_axis_that_keeps_the_noise_visible() {
         .collect();
     let svg = trend_svg("parse/json", &points, &[], &[], None, None).unwrap();
     assert!(svg.contains("time per iteration, log scale"), "{svg}");
+    // Ticks at round values, not at round logarithms (plotters' own: 99.48, 121.5, 148.4 …).
+    assert_eq!(
+        tick_labels(&svg),
+        ["100 ns", "150 ns", "200 ns", "300 ns", "500 ns", "700 ns"],
+        "{svg}"
+    );
     let heights = point_heights(&svg);
     assert_eq!(heights.len(), 40);
     let spread = |part: &[f64]| {
@@ -125,9 +142,15 @@ fn a_sevenfold_step_is_drawn_on_a_log_axis_that_keeps_the_noise_visible() {
     let step = before.iter().sum::<f64>() / 20.0 - after.iter().sum::<f64>() / 20.0;
     assert!(step > 20.0 * spread(before), "{step} {before:?}");
 
-    // A 25% step stays on a linear axis (the snapshot above is one).
+    // A 25% step stays on a linear axis (the snapshot above is one), its ticks plotters' own
+    // round steps, written without trailing zeros.
     let svg = trend_svg("parse/json", &self::points(), &[], &[], None, None).unwrap();
     assert!(!svg.contains("log scale"));
+    assert_eq!(
+        tick_labels(&svg),
+        ["100 ns", "105 ns", "110 ns", "115 ns", "120 ns", "125 ns"],
+        "{svg}"
+    );
 }
 
 #[test]

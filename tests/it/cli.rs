@@ -71,7 +71,7 @@ fn ingest_prints_the_run_id_and_show_prints_every_measurement() {
 
     let text = stdout(&benchgate(dir.path(), &["show", "latest"]));
     assert!(
-        text.contains("hash_throughput/Keccak-256/1048576") && text.contains("2.746 ms"),
+        text.contains("hash_throughput/Keccak-256/1048576") && text.contains("2.746 ms ±"),
         "{text}"
     );
     let listing = stdout(&benchgate(dir.path(), &["runs"]));

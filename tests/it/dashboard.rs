@@ -588,26 +588,122 @@ fn a_rate_is_coloured_by_its_direction_not_its_sign() {
     );
 }
 
-/// How a machine's index lays out in a window `width` pixels wide (an iframe that wide, so the
-/// page's own media queries apply): the first row's name, newest value and change cells as
-/// `[left, right]`, the viewport's width, and the widths the page and the benchmarks' table
-/// scroller would need.
-fn layout(browser: &Path, dir: &Path, index: &Path, width: u32) -> serde_json::Value {
-    let probe = index.with_file_name("probe.html");
+/// Where a benchmark page's chart draws its value axis in Chromium: the rotated title's
+/// `[left, right]` and each tick label's `[left, right, text]`, in page pixels.
+fn value_axis(browser: &Path, dir: &Path, page: &Path) -> serde_json::Value {
+    in_frame(
+        browser,
+        dir,
+        page,
+        1280,
+        "const box = t => { const r = t.getBoundingClientRect(); return [r.left, r.right, t.textContent.trim()]; };
+         const texts = [...d.querySelectorAll('svg text')];
+         return { title: box(texts.find(t => (t.getAttribute('transform') || '').startsWith('rotate'))),
+           ticks: texts.filter(t => t.getAttribute('text-anchor') === 'end').map(box) };",
+    )
+}
+
+/// safetensors' pytest rates (`457.6 iter/sec`, imported bare): the runs table shows no
+/// interval it does not have; on a log axis (one benchmark rose 117-fold) and a linear one, the
+/// tick labels sit at round values and clear of the axis's title.
+#[test]
+fn a_charts_value_axis_reads_round_values_clear_of_its_title() {
+    let _load = loading_the_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let repo = "huggingface/safetensors";
+    let site = site_of(
+        dir.path(),
+        "huggingface__safetensors/dev/bench/data.js",
+        repo,
+    );
+    // Its runs table: each value bare, no interval (—), and no fastest iteration (a rate's
+    // lowest sample is its worst, and the gate does not judge it).
+    let flax = benchmark_page(&site, repo, "benches/test_flax.py::test_flax_flax_load");
+    let html = std::fs::read_to_string(flax).unwrap();
+    let runs = &html[html.find("<h2>Runs</h2>").unwrap()..];
+    assert!(
+        runs.contains("<th>recorded</th><th>value</th><th>interval</th></tr>"),
+        "{runs}"
+    );
+    assert!(
+        runs.contains(
+            ">2026-05-15</td><td class=\"num\">5.014 iter/sec</td><td class=\"num\">—</td></tr>"
+        ),
+        "{runs}"
+    );
+    let Some(browser) = chromium("a_charts_value_axis_reads_round_values_clear_of_its_title")
+    else {
+        return;
+    };
+    for (benchmark, log) in [
+        ("benches/test_paddle.py::test_paddle_sf_load", true),
+        ("benches/test_pt.py::test_pt_sf_load_cpu_pread", false),
+    ] {
+        let page = benchmark_page(&site, repo, benchmark);
+        let html = std::fs::read_to_string(&page).unwrap();
+        assert_eq!(html.contains(", log scale"), log, "{benchmark}");
+        let axis = value_axis(&browser, dir.path(), &page);
+        let title_right = axis["title"][1].as_f64().unwrap();
+        let ticks = axis["ticks"].as_array().unwrap();
+        assert!(ticks.len() >= 4, "{benchmark}: {axis}");
+        let mut values = Vec::new();
+        for tick in ticks {
+            let (left, text) = (tick[0].as_f64().unwrap(), tick[2].as_str().unwrap());
+            assert!(
+                left > title_right,
+                "{benchmark}: {text} over the title: {axis}"
+            );
+            values.push(
+                text.strip_suffix(" iter/sec")
+                    .unwrap()
+                    .parse::<f64>()
+                    .unwrap(),
+            );
+        }
+        let mantissa = |v: f64| v / 10f64.powf(v.log10().floor());
+        let among = |v: f64, round: &[f64]| round.iter().any(|r| (mantissa(v) - r).abs() < 1e-9);
+        if log {
+            // 1, 2, 5 × 10ⁿ, or finer: 1, 1.5, 2, 3, 5, 7 × 10ⁿ.
+            for v in &values {
+                assert!(among(*v, &[1.0, 1.5, 2.0, 3.0, 5.0, 7.0]), "{v}: {axis}");
+            }
+        } else {
+            // Equal steps of 1, 2, 2.5 or 5 × 10ⁿ, each tick a multiple of the step.
+            let step = values[1] - values[0];
+            assert!(among(step, &[1.0, 2.0, 2.5, 5.0]), "{step}: {axis}");
+            for pair in values.windows(2) {
+                assert!(((pair[1] - pair[0]) / step - 1.0).abs() < 1e-6, "{axis}");
+            }
+            for v in &values {
+                assert!(
+                    ((v / step) - (v / step).round()).abs() < 1e-6,
+                    "{v}: {axis}"
+                );
+            }
+        }
+    }
+}
+
+/// Opens `page` in an iframe `width` pixels wide (so the page's own media queries apply) and
+/// returns what `script` returns: a function body given the frame's window `w` and document `d`.
+fn in_frame(
+    browser: &Path,
+    dir: &Path,
+    page: &Path,
+    width: u32,
+    script: &str,
+) -> serde_json::Value {
+    let probe = page.with_file_name("probe.html");
     std::fs::write(
         &probe,
         format!(
-            r#"<!doctype html><html><body style="margin:0"><iframe id="f" src="index.html" style="width:{width}px;height:844px;border:0"></iframe><script>
+            r#"<!doctype html><html><body style="margin:0"><iframe id="f" src="{}" style="width:{width}px;height:900px;border:0"></iframe><script>
 document.getElementById('f').addEventListener('load', () => {{
   const w = document.getElementById('f').contentWindow, d = w.document;
-  const cells = [...d.querySelector('tr[data-name]').querySelectorAll('td')].slice(0, 3)
-    .map(td => {{ const r = td.getBoundingClientRect(); return [r.left, r.right]; }});
-  const scroller = d.getElementById('benchmarks').parentElement;
-  document.body.setAttribute('data-layout', JSON.stringify({{
-    width: w.innerWidth, cells, page: d.documentElement.scrollWidth,
-    table: scroller.scrollWidth, shown: scroller.clientWidth }}));
+  document.body.setAttribute('data-probe', JSON.stringify((() => {{ {script} }})()));
 }});
-</script></body></html>"#
+</script></body></html>"#,
+            page.file_name().unwrap().to_str().unwrap()
         ),
     )
     .unwrap();
@@ -618,11 +714,28 @@ document.getElementById('f').addEventListener('load', () => {{
         &["--allow-file-access-from-files", "--dump-dom"],
     );
     let raw = dom
-        .split("data-layout=\"")
+        .split("data-probe=\"")
         .nth(1)
         .and_then(|rest| rest.split('"').next())
-        .unwrap_or_else(|| panic!("no layout in {dom}"));
+        .unwrap_or_else(|| panic!("nothing probed in {dom}"));
     serde_json::from_str(&raw.replace("&quot;", "\"")).unwrap()
+}
+
+/// How a machine's index lays out in a window `width` pixels wide: the first row's name,
+/// newest value and change cells as `[left, right]`, the viewport's width, and the widths the
+/// page and the benchmarks' table scroller would need.
+fn layout(browser: &Path, dir: &Path, index: &Path, width: u32) -> serde_json::Value {
+    in_frame(
+        browser,
+        dir,
+        index,
+        width,
+        "const cells = [...d.querySelector('tr[data-name]').querySelectorAll('td')].slice(0, 3)
+           .map(td => { const r = td.getBoundingClientRect(); return [r.left, r.right]; });
+         const scroller = d.getElementById('benchmarks').parentElement;
+         return { width: w.innerWidth, cells, page: d.documentElement.scrollWidth,
+           table: scroller.scrollWidth, shown: scroller.clientWidth };",
+    )
 }
 
 /// hyper's `end_to_end` suite (14 benchmarks, names like

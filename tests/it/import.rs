@@ -496,6 +496,51 @@ fn each_suite_of_a_history_is_a_machine_of_its_own() {
     );
 }
 
+/// pytest-benchmark's history (safetensors, through github-action-benchmark's `pytest` tool):
+/// rates in `iter/sec`, higher is better, one bare value a run (its `range` is a standard
+/// deviation of the time, in seconds, not of the rate).
+#[test]
+fn a_pytest_history_is_rates_with_no_spread_made_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = import(
+        dir.path(),
+        "huggingface__safetensors/dev/bench/data.js",
+        "huggingface/safetensors",
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("imported 60 runs"),
+        "{}",
+        stderr(&output)
+    );
+    let flax = latest_measurements(dir.path())
+        .into_iter()
+        .find(|m| m["id"] == "benches/test_flax.py::test_flax_flax_load")
+        .unwrap();
+    assert_eq!(flax["median"]["point"], 5.014317757567063);
+    assert_eq!(flax["metric"]["unit"], "iter/sec");
+    assert_eq!(flax["metric"]["direction"], "higher");
+    // One value a run has no interval to show: not "±0.0%".
+    let shown = stdout(&benchgate(dir.path(), &["show", "latest"]));
+    let row = shown
+        .lines()
+        .find(|l| l.starts_with("benches/test_flax.py::test_flax_flax_load "))
+        .unwrap_or_else(|| panic!("{shown}"));
+    let cells: Vec<&str> = row.split("  ").filter(|c| !c.trim().is_empty()).collect();
+    assert_eq!(
+        cells.iter().map(|c| c.trim()).collect::<Vec<_>>(),
+        vec![
+            "benches/test_flax.py::test_flax_flax_load",
+            "5.014 iter/sec",
+            "5.014 iter/sec",
+            "-",
+            "1"
+        ],
+        "{shown}"
+    );
+    assert!(!shown.contains('±'), "{shown}");
+}
+
 #[test]
 fn with_suites_as_prefixes_a_history_is_one_run_per_commit() {
     let dir = tempfile::tempdir().unwrap();

@@ -118,11 +118,21 @@ pub(super) fn benchmark_page(
     if let Some(change) = &series.count_change {
         count_change(&mut body, repository, change);
     }
-    body.push_str("<h2>Runs</h2><div class=\"table\"><table><thead><tr><th>#</th><th>commit</th><th>recorded</th><th>median</th><th>interval</th><th>fastest</th></tr></thead><tbody>");
+    // The fastest iteration only of a time (as on the chart), and an interval only where the
+    // run had one.
+    let unit = series.unit.as_deref();
+    let timed = unit.is_none();
+    let _ = write!(
+        body,
+        "<h2>Runs</h2><div class=\"table\"><table><thead><tr><th>#</th><th>commit</th><th>recorded</th><th>{}</th><th>interval</th>{}</tr></thead><tbody>",
+        if timed { "median" } else { "value" },
+        if timed { "<th>fastest</th>" } else { "" }
+    );
     for (i, point) in series.points.iter().enumerate().rev() {
+        let interval = point.interval(unit).unwrap_or_else(|| "—".to_owned());
         let _ = write!(
             body,
-            "<tr><td class=\"num\">{i}</td><td>{}{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{} – {}</td><td class=\"num\">{}</td></tr>",
+            "<tr><td class=\"num\">{i}</td><td>{}{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{interval}</td>",
             commit_link(&repository.name, &point.commit),
             if point.overridden {
                 " <span class=\"badge\">overridden</span>"
@@ -130,11 +140,16 @@ pub(super) fn benchmark_page(
                 ""
             },
             date(point.recorded_at_ms),
-            format_measure(point.value, series.unit.as_deref()),
-            format_measure(point.lower, series.unit.as_deref()),
-            format_measure(point.upper, series.unit.as_deref()),
-            format_measure(point.fastest, series.unit.as_deref())
+            format_measure(point.value, unit),
         );
+        if timed {
+            let _ = write!(
+                body,
+                "<td class=\"num\">{}</td>",
+                format_measure(point.fastest, unit)
+            );
+        }
+        body.push_str("</tr>");
     }
     body.push_str("</tbody></table></div>");
     page(&series.benchmark, 4, &body)
