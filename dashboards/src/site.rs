@@ -138,6 +138,7 @@ tr.stale td { opacity: 0.6; }
 input[type=search] { width: 100%; max-width: 420px; padding: 6px 8px; font-size: 1em; border: 1px solid var(--line); border-radius: 6px; }
 ul.machines { padding-left: 18px; } code { font-size: 0.9em; }
 #benchmarks td:first-child { white-space: normal; overflow-wrap: anywhere; } .badge { white-space: nowrap; }
+#benchmarks tr.stale td.num { white-space: normal; }
 @media (max-width: 600px) {
   body { padding: 8px; } th, td { padding: 4px 5px; }
   #benchmarks th:nth-child(n+4), #benchmarks td:nth-child(n+4) { display: none; }
