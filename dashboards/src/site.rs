@@ -124,7 +124,7 @@ const STYLE: &str = r#"
 :root { color-scheme: light; --fg: #1f2328; --muted: #59636e; --line: #d1d9e0; --worse: #cf222e; --better: #1a7f37; }
 * { box-sizing: border-box; }
 body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); margin: 0 auto; padding: 12px; max-width: 1100px; }
-h1 { font-size: 1.4em; margin: 0.3em 0; } h2 { font-size: 1.15em; margin: 1.2em 0 0.4em; }
+h1 { font-size: 1.4em; margin: 0.3em 0; overflow-wrap: anywhere; } h2 { font-size: 1.15em; margin: 1.2em 0 0.4em; }
 a { color: #0969da; text-decoration: none; } a:hover { text-decoration: underline; }
 .muted { color: var(--muted); } nav { margin-bottom: 8px; }
 .table { overflow-x: auto; } table { border-collapse: collapse; width: 100%; }

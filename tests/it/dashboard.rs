@@ -794,5 +794,29 @@ fn a_machines_index_fits_a_phone_and_a_laptop() {
             laptop["table"].as_f64().unwrap() <= laptop["shown"].as_f64().unwrap(),
             "{repo}: a column is cut off: {laptop}"
         );
+
+        // The first benchmark's page: its name (the heading) wraps; only its tables scroll.
+        let html = std::fs::read_to_string(&index).unwrap();
+        let href = html
+            .split("<td><a href=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap();
+        let page = index.with_file_name(href);
+        let widths = in_frame(
+            &browser,
+            dir.path(),
+            &page,
+            390,
+            "return { client: d.documentElement.clientWidth,
+               page: d.documentElement.scrollWidth };",
+        );
+        let client = widths["client"].as_f64().unwrap();
+        assert!(
+            widths["page"].as_f64().unwrap() <= client,
+            "{repo}: {widths}"
+        );
     }
 }
