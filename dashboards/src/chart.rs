@@ -3,7 +3,9 @@
 pub use benchgate_gate::report::{format_measure, format_ns};
 use std::ops::Range;
 
-use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, KeyPointWeight, Ranged};
+use plotters::coord::ranged1d::{
+    BoldPoints, DefaultFormatting, KeyPointHint, KeyPointWeight, Ranged,
+};
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
@@ -77,9 +79,10 @@ pub fn trend_svg(
         let (y_bottom, y_top) = y_range(points, scale, unit.is_none());
         let axis = ValueAxis::new(y_bottom..y_top, scale);
         let tick = |y: &f64| tick_label(scale.value(*y), unit);
-        // Wide enough for the widest tick label beside the axis's rotated title.
+        // Wide enough for the widest tick label beside the axis's rotated title (the labelled
+        // ticks are the bold ones; a bare count asks for the light grid's).
         let widest = axis
-            .key_points(Y_LABELS)
+            .key_points(BoldPoints(Y_LABELS))
             .iter()
             .map(|y| tick(y).chars().count())
             .max()
@@ -246,15 +249,13 @@ fn log_ticks(low: f64, high: f64, most: usize, labelled: bool) -> Vec<f64> {
         .map(|s| within(s))
         .filter(|t| t.len() <= most)
         .collect();
-    let chosen = match fitting.iter().position(|t| t.len() >= 4) {
-        Some(coarsest) if labelled => coarsest,
-        _ => fitting.len().saturating_sub(1),
-    };
-    if chosen < fitting.len() {
-        fitting.swap_remove(chosen)
-    } else {
-        Vec::new()
-    }
+    let coarsest = labelled
+        .then(|| fitting.iter().position(|t| t.len() >= 4))
+        .flatten();
+    coarsest
+        .or(fitting.len().checked_sub(1))
+        .map(|chosen| fitting.swap_remove(chosen))
+        .unwrap_or_default()
 }
 
 /// The y axis's range: every value, interval and (of a time) fastest iteration, with a margin.
