@@ -18,7 +18,8 @@ use benchgate_gate::github_text::{
 };
 use benchgate_gate::report::{
     BuiltExecutable, Context, Cost, CountProfile, Incomplete, Links, ProfileRow, SideBuild,
-    read_summary, render_markdown, render_markdown_linked, render_text, summary, summary_json,
+    headline, read_summary, render_markdown, render_markdown_linked, render_text, summary,
+    summary_json,
 };
 use benchgate_gate::sequential::Plan;
 use common::{decide_ab, measurement};
@@ -122,6 +123,72 @@ fn ab_regression() -> (Decision, Context) {
         notes: Vec::new(),
     };
     (decision, context)
+}
+
+/// Three rounds of six steady benchmarks, `io/read` 40% and `alloc/vec` 25% faster, and (with
+/// `noisy`) `net/rtt`, whose rounds swing by half.
+fn ab_improvements(noisy: bool, improved: usize) -> Decision {
+    let wobble = [1.0, 1.012, 0.991];
+    let swing = [0.7, 1.45, 1.1];
+    let (mut base, mut head) = (Vec::new(), Vec::new());
+    for k in 0..3 {
+        let (mut b, mut h) = (Vec::new(), Vec::new());
+        for i in 0..6 {
+            let id = format!("steady/{i}");
+            b.push(measurement(&id, 1000.0 * wobble[k], 0.005, None));
+            h.push(measurement(&id, 1000.0 * wobble[(k + i) % 3], 0.005, None));
+        }
+        for (id, ns, faster) in [("io/read", 90_000.0, 0.6), ("alloc/vec", 400.0, 0.75)]
+            .into_iter()
+            .take(improved)
+        {
+            b.push(measurement(id, ns * wobble[k], 0.005, None));
+            h.push(measurement(
+                id,
+                ns * faster * wobble[(k + 1) % 3],
+                0.005,
+                None,
+            ));
+        }
+        if noisy {
+            b.push(measurement("net/rtt", 1e6, 0.005, None));
+            h.push(measurement("net/rtt", 1e6 * swing[k], 0.005, None));
+        }
+        base.push(b);
+        head.push(h);
+    }
+    decide_ab(&base, &head)
+}
+
+#[test]
+fn a_headline_without_a_regression_names_what_improved_and_counts_as_its_sections_do() {
+    // On itertools (a real crate), an A/B whose head made three benchmarks 69–77% faster
+    // headed its comment "1 of 8 benchmarks too noisy to decide; none confirmed regressed",
+    // the improvements only further down.
+    let decision = ab_improvements(true, 2);
+    assert_eq!(decision.verdict, Overall::Inconclusive);
+    assert_eq!(decision.count(Verdict::Improved), 2);
+    assert_eq!(
+        headline(&decision),
+        "inconclusive: 1 of 9 benchmarks too noisy to gate; none confirmed regressed; 2 improved, up to 40.0% faster"
+    );
+    let md = render_markdown(&decision, &Context::default(), &Policy::default());
+    assert!(md.contains("### Too noisy to gate (1)"), "{md}");
+    assert!(md.contains("### Improvements (2)"), "{md}");
+
+    let decision = ab_improvements(false, 2);
+    assert_eq!(decision.verdict, Overall::Pass);
+    assert_eq!(
+        headline(&decision),
+        "pass: no regression in 8 benchmarks; 2 improved, up to 40.0% faster"
+    );
+    let decision = ab_improvements(false, 1);
+    assert_eq!(
+        headline(&decision),
+        "pass: no regression in 7 benchmarks; 1 improved: io/read 40.0% faster"
+    );
+    let decision = ab_improvements(false, 0);
+    assert_eq!(headline(&decision), "pass: no regression in 6 benchmarks");
 }
 
 #[test]

@@ -40,6 +40,27 @@ pub(super) fn larger_unconfirmed(decision: &Decision) -> String {
     }
 }
 
+/// What improved, for the end of a headline that has no regression to lead with: `; 3
+/// improved, up to 76.8% faster`. An improvement is news a reader wants in the first line too,
+/// not only in its section; beside a regression it would only lengthen the line that has to
+/// say what failed.
+pub(super) fn improved_tail(decision: &Decision) -> String {
+    let improved: Vec<&BenchmarkResult> = decision
+        .benchmarks
+        .iter()
+        .filter(|b| b.verdict == Verdict::Improved)
+        .collect();
+    let best = improved
+        .iter()
+        .copied()
+        .min_by(|a, b| a.ratio.unwrap_or(1.0).total_cmp(&b.ratio.unwrap_or(1.0)));
+    match (improved.len(), best) {
+        (0, _) | (_, None) => String::new(),
+        (1, Some(best)) => format!("; 1 improved: {} {}", best.id, change_text(best)),
+        (n, Some(best)) => format!("; {n} improved, up to {}", change_text(best)),
+    }
+}
+
 /// The headline: the verdict first, with the worst regression.
 pub fn headline(decision: &Decision) -> String {
     let missed = decision.missed_budgets();
@@ -93,20 +114,30 @@ pub(super) fn regression_headline(decision: &Decision) -> String {
                 .iter()
                 .filter(|b| b.verdict == Verdict::Inconclusive)
                 .all(|b| b.uncalibrated);
+            let noisy = decision
+                .benchmarks
+                .iter()
+                .filter(|b| is_too_noisy(b))
+                .count();
+            let improved = improved_tail(decision);
             match largest_change(&suspected) {
                 None if all_unmeasured => format!(
-                    "inconclusive: {undecided} of {compared} benchmarks undecided against an assumed noise level (†); none confirmed regressed"
+                    "inconclusive: {undecided} of {compared} benchmarks undecided against an assumed noise level (†); none confirmed regressed{improved}"
                 ),
-                None => format!(
-                    "inconclusive: {undecided} of {compared} benchmarks too noisy to decide; none confirmed regressed"
-                ),
+                // The headline's counts are the sections': "Inconclusive" and "Too noisy to
+                // gate" are two of them.
+                None => {
+                    let counts = match (undecided - noisy, noisy) {
+                        (0, noisy) => format!("{noisy} of {compared} benchmarks too noisy to gate"),
+                        (rest, 0) => format!("{rest} of {compared} benchmarks undecided"),
+                        (rest, noisy) => format!(
+                            "{rest} of {compared} benchmarks undecided, {noisy} too noisy to gate"
+                        ),
+                    };
+                    format!("inconclusive: {counts}; none confirmed regressed{improved}")
+                }
                 Some(worst) => {
                     let others = undecided - suspected.len();
-                    let noisy = decision
-                        .benchmarks
-                        .iter()
-                        .filter(|b| is_too_noisy(b))
-                        .count();
                     // Only where some of them could still be decided: a benchmark too noisy
                     // to gate stays undecided at the most rounds the plan allows.
                     let more = if suspected.iter().all(|b| is_too_noisy(b)) {
@@ -119,7 +150,7 @@ pub(super) fn regression_headline(decision: &Decision) -> String {
                         "; more rounds would confirm or clear them"
                     };
                     format!(
-                        "inconclusive: {} of {compared} benchmarks past their limit but unconfirmed (worst: {} {}){more}{}",
+                        "inconclusive: {} of {compared} benchmarks past their limit but unconfirmed (worst: {} {}){more}{}{improved}",
                         suspected.len(),
                         worst.id,
                         change_text(worst),
@@ -138,7 +169,10 @@ pub(super) fn regression_headline(decision: &Decision) -> String {
                 }
             }
         }
-        Overall::Pass => format!("pass: no regression in {compared} benchmarks"),
+        Overall::Pass => format!(
+            "pass: no regression in {compared} benchmarks{}",
+            improved_tail(decision)
+        ),
         Overall::NoBaseline => "no baseline: nothing comparable to compare against".to_owned(),
     }
 }
