@@ -18,6 +18,13 @@ pub(super) const FLAT_PERCENT: f64 = 2.0;
 /// A newest run this far off its typical level (and beyond its noise) is flagged and sorted up.
 pub(super) const JUMP: f64 = 0.10;
 
+/// The fewest runs a typical level is judged from before a move is coloured: the spread of one
+/// or two runs says nothing of a benchmark's noise (an A/B's base and head rounds stored on a
+/// laptop are one point each, and itertools' `array comb c1`, unchanged by the A/B's verdict,
+/// read red "newest run +17.3%" against the one point before it). The same five runs a
+/// change point needs before it (`changepoint::FIRST_AT`).
+pub(super) const JUDGED_FROM: usize = 5;
+
 /// The newest run against a typical level: the ratio, and whether it is beyond the noise.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Move {
@@ -29,7 +36,8 @@ impl Move {
     /// `newest / median(before)`, judged against the spread of `before` around its median, and
     /// beyond every run of `before`: a series that alternates between two levels (two kinds
     /// of runner: safetensors' `test_flax_sf_load` at 5 and 9 iter/sec) has a small spread
-    /// about its usual level, and its newest run at the other level is no news.
+    /// about its usual level, and its newest run at the other level is no news. Fewer than
+    /// [`JUDGED_FROM`] runs before it are no level to judge against: the move is shown grey.
     fn of(newest: f64, before: &[f64]) -> Option<Self> {
         let logs: Vec<f64> = before
             .iter()
@@ -55,7 +63,8 @@ impl Move {
         };
         Some(Self {
             ratio: change.exp(),
-            beyond_noise: past_every_run
+            beyond_noise: logs.len() >= JUDGED_FROM
+                && past_every_run
                 && change.abs() > (4.0 * spread).max((1.0 + FLAT_PERCENT / 100.0).ln()),
         })
     }
@@ -158,7 +167,7 @@ pub(super) fn machine_index(
     });
     let _ = write!(
         body,
-        "<h2>Benchmarks ({})</h2><p><input type=\"search\" id=\"filter\" placeholder=\"Filter benchmarks\" aria-label=\"Filter benchmarks\"></p><p class=\"muted\">The newest run against the median of the {TYPICAL} runs before it, and against the median of the {TYPICAL} runs before the month before; coloured only beyond the benchmark's own run-to-run noise (4 × its robust spread, at least {FLAT_PERCENT}%) and past every one of those runs.</p><div class=\"table\"><table id=\"benchmarks\"><thead><tr><th>benchmark</th><th>newest</th><th>vs typical</th><th>vs 30 days before</th><th>trend</th></tr></thead><tbody>",
+        "<h2>Benchmarks ({})</h2><p><input type=\"search\" id=\"filter\" placeholder=\"Filter benchmarks\" aria-label=\"Filter benchmarks\"></p><p class=\"muted\">The newest run against the median of the {TYPICAL} runs before it, and against the median of the {TYPICAL} runs before the month before; coloured only beyond the benchmark's own run-to-run noise (4 × its robust spread, at least {FLAT_PERCENT}%) and past every one of those runs, and only once there are {JUDGED_FROM} of them.</p><div class=\"table\"><table id=\"benchmarks\"><thead><tr><th>benchmark</th><th>newest</th><th>vs typical</th><th>vs 30 days before</th><th>trend</th></tr></thead><tbody>",
         rows.len()
     );
     for (row, standing) in ordered {
@@ -336,5 +345,18 @@ mod tests {
         assert!(!Move::of(100.9, &quiet).unwrap().beyond_noise);
         assert!(Move::of(110.0, &quiet).unwrap().beyond_noise);
         assert!(Move::of(90.0, &quiet).unwrap().beyond_noise);
+    }
+
+    #[test]
+    fn a_move_is_judged_only_against_five_runs_or_more() {
+        // itertools' `array comb c1` stored by an A/B on a laptop: the base commit's rounds
+        // and the head's, one point each at their median (µs); the A/B found no change.
+        let one_before = Move::of(444.4, &[378.9]).unwrap();
+        assert!((one_before.ratio - 444.4 / 378.9).abs() < 1e-9);
+        assert!(!one_before.beyond_noise, "{one_before:?}");
+        // Four steady runs are still no level; a fifth makes one, and the move stands out.
+        let steady = [378.9, 379.5, 378.2, 379.1, 378.6];
+        assert!(!Move::of(444.4, &steady[..4]).unwrap().beyond_noise);
+        assert!(Move::of(444.4, &steady).unwrap().beyond_noise);
     }
 }
