@@ -175,6 +175,23 @@ fn a_headline_without_a_regression_names_what_improved_and_counts_as_its_section
     let md = render_markdown(&decision, &Context::default(), &Policy::default());
     assert!(md.contains("### Too noisy to gate (1)"), "{md}");
     assert!(md.contains("### Improvements (2)"), "{md}");
+    // One more left undecided but not too noisy (a budget spent, say): two sections, two
+    // counts.
+    let mut mixed = decision.clone();
+    let steady = mixed
+        .benchmarks
+        .iter_mut()
+        .find(|b| b.id == "steady/0")
+        .unwrap();
+    steady.verdict = Verdict::Inconclusive;
+    steady.too_noisy = None;
+    assert_eq!(
+        headline(&mixed),
+        "inconclusive: 1 of 9 benchmarks undecided, 1 too noisy to gate; none confirmed regressed; 2 improved, up to 40.0% faster"
+    );
+    let md = render_markdown(&mixed, &Context::default(), &Policy::default());
+    assert!(md.contains("### Inconclusive (1)"), "{md}");
+    assert!(md.contains("### Too noisy to gate (1)"), "{md}");
 
     let decision = ab_improvements(false, 2);
     assert_eq!(decision.verdict, Overall::Pass);
