@@ -50,6 +50,12 @@ pub fn imported_suite_profile(repository: &RepositoryName, suite: &str) -> Hardw
 /// What a history's suites (the keys under `entries`) are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Suites {
+    /// Read from the history: machines where two suites measure a benchmark of one name (a
+    /// matrix: the same benchmarks on each OS, runner or toolchain), prefixes where the suites
+    /// measure different benchmarks at the same commits (one job's bench targets, each stored
+    /// as a suite: tokio's `sync_mpsc`, `rt_multi_threaded`, …), machines again where they
+    /// measured different commits
+    Auto,
     /// Each suite is a machine of its own (a matrix's OS, runner or toolchain): its own
     /// profile, index and history.
     Machines,
@@ -58,7 +64,49 @@ pub enum Suites {
     Prefix,
 }
 
-/// One run per commit measurement, oldest first. With [`Suites::Machines`] each suite (each
+/// How many of all the commits every suite must have measured for suites of different
+/// benchmarks to read as one job's bench targets: 4 in 5 (hyper's two suites share 439 of 440
+/// commits, tokio's four 409 of 412).
+const SHARED_COMMITS: f64 = 0.8;
+
+/// What [`Suites::Auto`] reads `entries`' suites as (any other mode is kept): see there.
+pub fn read_suites(entries: &[history::Entry], mode: Suites) -> Suites {
+    if mode != Suites::Auto {
+        return mode;
+    }
+    let mut names: HashMap<&str, &str> = HashMap::new();
+    let mut commits: HashMap<&str, std::collections::HashSet<&str>> = HashMap::new();
+    for entry in entries {
+        commits
+            .entry(entry.suite.as_str())
+            .or_default()
+            .insert(entry.commit.as_str());
+        for bench in &entry.benches {
+            let suite = *names
+                .entry(bench.name.as_str())
+                .or_insert(entry.suite.as_str());
+            if suite != entry.suite {
+                return Suites::Machines;
+            }
+        }
+    }
+    if commits.len() < 2 {
+        return Suites::Machines;
+    }
+    let all: std::collections::HashSet<&str> = commits.values().flatten().copied().collect();
+    let every = all
+        .iter()
+        .filter(|c| commits.values().all(|measured| measured.contains(*c)))
+        .count();
+    if every as f64 >= SHARED_COMMITS * all.len() as f64 {
+        Suites::Prefix
+    } else {
+        Suites::Machines
+    }
+}
+
+/// One run per commit measurement, oldest first; what the suites were read as ([`Suites::Auto`]
+/// resolved, see [`read_suites`]) and how many there were. With [`Suites::Machines`] each suite (each
 /// key under `entries`) is its own machine ([`imported_suite_profile`]), whether it shares its
 /// file with other suites or has a file of its own (a project that keeps its latency, its
 /// throughput and its memory in three histories); `profile` (`--fingerprint`) names the one
@@ -73,10 +121,11 @@ pub fn runs(
     branch: &str,
     profile: Option<&HardwareProfile>,
     mode: Suites,
-) -> anyhow::Result<Vec<NewRun>> {
+) -> anyhow::Result<(Vec<NewRun>, Suites, usize)> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("{}: cannot read", path.display()))?;
     let entries = history::read(path, &text)?;
+    let mode = read_suites(&entries, mode);
     let suites: std::collections::BTreeSet<&str> =
         entries.iter().map(|e| e.suite.as_str()).collect();
     let machines = mode == Suites::Machines && (suites.len() > 1 || profile.is_none());
@@ -152,7 +201,7 @@ pub fn runs(
         run.measurements.sort_by(|a, b| a.id.cmp(&b.id));
         run.measurements.dedup_by(|a, b| a.id == b.id);
     }
-    Ok(runs)
+    Ok((runs, mode, suites.len()))
 }
 
 /// A history of one suite that an earlier benchgate stored on the one `imported` profile of
@@ -210,8 +259,8 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     fingerprint: Option<std::path::PathBuf>,
     /// What a history's several suites are: each its own machine, or prefixes of benchmark
-    /// ids on one machine.
-    #[arg(long, value_enum, default_value = "machines")]
+    /// ids on one machine; `auto` reads which from the history.
+    #[arg(long, value_enum, default_value = "auto")]
     suites: Suites,
     #[command(flatten)]
     store: super::StoreArgs,
@@ -233,7 +282,15 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         Some(file) => Some(super::ingest::read_profile_file(file)?),
         None => None,
     };
-    let mut runs = runs(&path, &repository, &branch, profile.as_ref(), suites)?;
+    let (mut runs, read_as, suite_count) =
+        runs(&path, &repository, &branch, profile.as_ref(), suites)?;
+    let prefixed_note = if read_as == Suites::Prefix && suites == Suites::Auto {
+        format!(
+            "; its {suite_count} suites measure different benchmarks at the same commits, as one job's bench targets do, so they are one machine and each id starts with its suite (--suites machines for a machine each)"
+        )
+    } else {
+        String::new()
+    };
     let mut machines: Vec<(String, String)> = runs
         .iter()
         .map(|r| {
@@ -278,7 +335,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         .count();
     match machines.as_slice() {
         [(fingerprint, brand)] => eprintln!(
-            "benchgate: imported {} runs of {repository} from {} ({created} new), fingerprint {fingerprint} ({brand}{})",
+            "benchgate: imported {} runs of {repository} from {} ({created} new), fingerprint {fingerprint} ({brand}{}){prefixed_note}",
             runs.len(),
             path.display(),
             if kept {
@@ -299,4 +356,59 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         }
     }
     Ok(0)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests fail loudly
+mod tests {
+    use super::*;
+
+    fn entries(relative: &str) -> Vec<history::Entry> {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/corpus")
+            .join(relative);
+        let text = std::fs::read_to_string(&path).unwrap();
+        history::read(&path, &text).unwrap()
+    }
+
+    #[test]
+    fn suites_of_different_benchmarks_at_the_same_commits_are_one_jobs_bench_targets() {
+        // hyper: `end_to_end` (14 benchmarks) and `pipeline` (1), the same 12 commits.
+        let hyper = entries("hyperium__hyper/dev/bench/data.js");
+        assert_eq!(read_suites(&hyper, Suites::Auto), Suites::Prefix);
+        // Asked for, either reading stands.
+        assert_eq!(read_suites(&hyper, Suites::Machines), Suites::Machines);
+        assert_eq!(read_suites(&hyper, Suites::Prefix), Suites::Prefix);
+
+        // mountpoint-s3's throughput (MiB/s) and peak memory (MiB) suites, as one file would
+        // hold them: both measure `seq_read_skip_17m`, so they are not one machine's targets.
+        let mut mountpoint = entries("awslabs__mountpoint-s3/dev/bench/data.js");
+        mountpoint.extend(entries(
+            "awslabs__mountpoint-s3/dev/bench/peak_mem_usage/data.js",
+        ));
+        assert_eq!(read_suites(&mountpoint, Suites::Auto), Suites::Machines);
+
+        // hyper's suites again, had each measured other commits (`pipeline` the older six,
+        // `end_to_end` the newer six): not one job's.
+        let mut seen = std::collections::HashSet::new();
+        let commits: Vec<&str> = hyper
+            .iter()
+            .map(|e| e.commit.as_str())
+            .filter(|c| seen.insert(*c))
+            .collect();
+        assert_eq!(commits.len(), 12);
+        let (older, _) = commits.split_at(commits.len() / 2);
+        let apart: Vec<history::Entry> = hyper
+            .iter()
+            .filter(|e| (e.suite == "pipeline") == older.contains(&e.commit.as_str()))
+            .cloned()
+            .collect();
+        assert!(apart.iter().any(|e| e.suite == "pipeline"));
+        assert!(apart.iter().any(|e| e.suite == "end_to_end"));
+        assert_eq!(read_suites(&apart, Suites::Auto), Suites::Machines);
+
+        // One suite is a machine of its own, as before.
+        let safetensors = entries("huggingface__safetensors/dev/bench/data.js");
+        assert_eq!(read_suites(&safetensors, Suites::Auto), Suites::Machines);
+    }
 }

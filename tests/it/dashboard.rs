@@ -739,8 +739,8 @@ fn layout(browser: &Path, dir: &Path, index: &Path, width: u32) -> serde_json::V
     )
 }
 
-/// hyper's `end_to_end` suite (14 benchmarks, names like
-/// `http1_consecutive_x1_both_100kb`) and safetensors' pytest rates (`120.8 iter/sec`, names
+/// hyper's two suites on one machine (15 benchmarks, names like
+/// `end_to_end/http1_consecutive_x1_both_100kb`) and safetensors' pytest rates (`120.8 iter/sec`, names
 /// like `benches/test_pt.py::test_pt_sf_load_cpu_small_pread`, three benchmarks "not run since"
 /// a date): on a phone the first row's name, newest value and change are in view without
 /// scrolling sideways; on a laptop no column is cut off.

@@ -209,11 +209,20 @@ fn latest_measurements(dir: &std::path::Path) -> Vec<Value> {
 }
 
 fn import(dir: &std::path::Path, relative: &str, repo: &str) -> std::process::Output {
+    import_with(dir, relative, repo, &[])
+}
+
+/// [`import`] with more options.
+fn import_with(
+    dir: &std::path::Path,
+    relative: &str,
+    repo: &str,
+    options: &[&str],
+) -> std::process::Output {
     let data = corpus(relative);
-    benchgate(
-        dir,
-        &["import-history", data.to_str().unwrap(), "--repo", repo],
-    )
+    let mut args = vec!["import-history", data.to_str().unwrap(), "--repo", repo];
+    args.extend_from_slice(options);
+    benchgate(dir, &args)
 }
 
 /// `import` of a mountpoint-s3 history that succeeds: its stderr.
@@ -445,9 +454,80 @@ fn a_history_an_earlier_import_stored_is_added_to_where_it_is() {
     );
 }
 
+/// The root page of the site `dashboard` writes from the store in `dir`.
+fn site_root(dir: &std::path::Path) -> String {
+    let out = dir.join("site");
+    let output = benchgate(dir, &["dashboard", "--out", out.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    std::fs::read_to_string(out.join("index.html")).unwrap()
+}
+
 #[test]
 fn each_suite_of_a_history_is_a_machine_of_its_own() {
-    // hyper: `pipeline` (1 benchmark) and `end_to_end` (14) measured the same 12 commits.
+    // mountpoint-s3's throughput (MiB/s) and peak memory (MiB) suites, written into one
+    // file as github-action-benchmark writes several suites: both measure
+    // `seq_read_skip_17m`, so each suite is a machine (a matrix's), 8 commits each.
+    let dir = tempfile::tempdir().unwrap();
+    let history = |relative: &str| -> Value {
+        let text = std::fs::read_to_string(corpus(relative)).unwrap();
+        serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap()
+    };
+    let mut one = history("awslabs__mountpoint-s3/dev/bench/data.js");
+    let memory = history("awslabs__mountpoint-s3/dev/bench/peak_mem_usage/data.js");
+    for (suite, entries) in memory["entries"].as_object().unwrap() {
+        one["entries"][suite] = entries.clone();
+    }
+    assert_eq!(one["entries"].as_object().unwrap().len(), 2);
+    let data = dir.path().join("data.js");
+    std::fs::write(&data, format!("window.BENCHMARK_DATA = {one}\n")).unwrap();
+    let output = benchgate(
+        dir.path(),
+        &[
+            "import-history",
+            data.to_str().unwrap(),
+            "--repo",
+            "awslabs/mountpoint-s3",
+        ],
+    );
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{err}");
+    assert!(err.contains("imported 16 runs"), "{err}");
+    assert!(err.contains("one machine per suite"), "{err}");
+    let runs = json(&benchgate(dir.path(), &["runs", "--format", "json"]));
+    let runs = runs.as_array().unwrap();
+    assert_eq!(runs.len(), 16);
+    assert!(runs.iter().all(|r| r["attempt"] == 1));
+    let machines: std::collections::BTreeSet<&str> = runs
+        .iter()
+        .map(|r| r["fingerprint"].as_str().unwrap())
+        .collect();
+    assert_eq!(machines.len(), 2, "{machines:?}");
+    for fingerprint in &machines {
+        assert!(err.contains(&fingerprint[..12]), "{err}");
+    }
+    // `show` names the machine by its suite, not as "0 cores, unknown", and the ids carry
+    // no prefix.
+    let shown = stdout(&benchgate(dir.path(), &["show", "latest"]));
+    assert!(shown.contains("(imported suite "), "{shown}");
+    assert!(!shown.contains("0 cores"), "{shown}");
+    assert!(shown.contains("\nseq_read_skip_17m "), "{shown}");
+    // The site's root lists both machines.
+    let root = site_root(dir.path());
+    for suite in [
+        "Throughput Benchmark (S3 Standard)",
+        "Throughput Benchmark - Peak Memory Usage (S3 Standard)",
+    ] {
+        assert!(
+            root.contains(&format!(" · imported suite {suite} · newest run ")),
+            "{suite}: {root}"
+        );
+    }
+}
+
+#[test]
+fn suites_of_different_benchmarks_at_the_same_commits_are_one_machine() {
+    // hyper: `pipeline` (1 benchmark) and `end_to_end` (14) measured the same 12 commits:
+    // one job's two bench targets, as tokio's four suites are.
     let dir = tempfile::tempdir().unwrap();
     let output = import(
         dir.path(),
@@ -456,42 +536,48 @@ fn each_suite_of_a_history_is_a_machine_of_its_own() {
     );
     let err = stderr(&output);
     assert_eq!(output.status.code(), Some(0), "{err}");
-    assert!(err.contains("imported 24 runs"), "{err}");
-    assert!(err.contains("one machine per suite"), "{err}");
+    assert!(err.contains("imported 12 runs"), "{err}");
+    assert!(
+        err.contains("its 2 suites measure different benchmarks at the same commits, as one job's bench targets do, so they are one machine and each id starts with its suite (--suites machines for a machine each)"),
+        "{err}"
+    );
     let runs = json(&benchgate(dir.path(), &["runs", "--format", "json"]));
     let runs = runs.as_array().unwrap();
-    assert_eq!(runs.len(), 24);
-    assert!(runs.iter().all(|r| r["attempt"] == 1));
-    // Two machines, twelve runs each, the suite's benchmarks without a prefix.
+    assert_eq!(runs.len(), 12);
+    assert!(runs.iter().all(|r| r["n_benchmarks"] == 15), "{runs:?}");
+    let measurements = latest_measurements(dir.path());
+    assert!(
+        measurements
+            .iter()
+            .any(|m| m["id"] == "pipeline/hello_world_16"),
+        "{measurements:?}"
+    );
+
+    // Asked for, each suite is a machine: two, twelve runs each, ids without a prefix.
+    let dir = tempfile::tempdir().unwrap();
+    let output = import_with(
+        dir.path(),
+        "hyperium__hyper/dev/bench/data.js",
+        "hyperium/hyper",
+        &["--suites", "machines"],
+    );
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{err}");
+    assert!(err.contains("imported 24 runs"), "{err}");
+    let runs = json(&benchgate(dir.path(), &["runs", "--format", "json"]));
     let mut per_machine: std::collections::BTreeMap<&str, Vec<u64>> = Default::default();
-    for run in runs {
+    for run in runs.as_array().unwrap() {
         per_machine
             .entry(run["fingerprint"].as_str().unwrap())
             .or_default()
             .push(run["n_benchmarks"].as_u64().unwrap());
     }
-    assert_eq!(per_machine.len(), 2, "{per_machine:?}");
     let mut sizes: Vec<(usize, u64)> = per_machine.values().map(|n| (n.len(), n[0])).collect();
     sizes.sort_unstable();
     assert_eq!(sizes, vec![(12, 1), (12, 14)]);
-    for fingerprint in per_machine.keys() {
-        assert!(err.contains(&fingerprint[..12]), "{err}");
-    }
-    // `show` names the machine by its suite, not as "0 cores, unknown".
-    let shown = stdout(&benchgate(dir.path(), &["show", "latest"]));
-    assert!(shown.contains("(imported suite "), "{shown}");
-    assert!(!shown.contains("0 cores"), "{shown}");
-    // The site's root lists both machines.
-    let out = dir.path().join("site");
-    let output = benchgate(dir.path(), &["dashboard", "--out", out.to_str().unwrap()]);
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let root = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let root = site_root(dir.path());
     assert!(
         root.contains("14 benchmarks · imported suite end_to_end · newest run 2026-08-"),
-        "{root}"
-    );
-    assert!(
-        root.contains("1 benchmark · imported suite pipeline · newest run 2026-08-"),
         "{root}"
     );
 }
@@ -579,13 +665,13 @@ fn with_suites_as_prefixes_a_history_is_one_run_per_commit() {
     let output = benchgate(dir.path(), &["fingerprint", "--format", "json"]);
     std::fs::write(&profile, &output.stdout).unwrap();
     let other = tempfile::tempdir().unwrap();
-    let output = benchgate(
+    let output = import_with(
         other.path(),
+        "hyperium__hyper/dev/bench/data.js",
+        "hyperium/hyper",
         &[
-            "import-history",
-            data.to_str().unwrap(),
-            "--repo",
-            "hyperium/hyper",
+            "--suites",
+            "machines",
             "--fingerprint",
             profile.to_str().unwrap(),
         ],
