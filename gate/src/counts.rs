@@ -79,6 +79,7 @@ pub fn judge(input: &CountInput<'_>, limit: f64, policy: &Policy) -> BenchmarkRe
         base_ns: Some(base),
         head_ns: Some(head),
         throughput_per_iteration: None,
+        head_work: None,
         ratio: None,
         limit: 1.0 + limit,
         noise: None,

@@ -117,8 +117,12 @@ pub struct BenchmarkResult {
     pub base_ns: Option<f64>,
     /// Head ns per iteration, the policy's statistic (geometric mean over the rounds kept).
     pub head_ns: Option<f64>,
-    /// Work per iteration, for throughput benchmarks (from the head, else the base).
+    /// Work per iteration, for throughput benchmarks: the base's where the head's differs
+    /// (then `head_ns` is the head's time at the base's work), else the head's, else the base's.
     pub throughput_per_iteration: Option<(&'static str, u64)>,
+    /// The head's own work per iteration, where it differs from the base's: the comparison is
+    /// per unit of work (a bigger input is not a slowdown).
+    pub head_work: Option<u64>,
     /// The change as a ratio where above 1 is worse, `exp(d̂)`: head/base time, or base/head
     /// for a higher-is-better custom metric.
     pub ratio: Option<f64>,
@@ -254,6 +258,7 @@ impl BenchmarkResult {
             base_ns: None,
             head_ns: None,
             throughput_per_iteration: None,
+            head_work: None,
             ratio: None,
             limit,
             noise: None,

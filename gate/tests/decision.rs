@@ -1908,3 +1908,86 @@ fn re_runs_judge_a_pass_that_rests_on_the_changes_floor_once_at_the_first_head_r
         assert_ne!(b09.verdict, Verdict::Warn, "{b09:?}");
     }
 }
+
+/// hex 0.4.3's benches take `src/lib.rs` as their input (`Throughput::Bytes(DATA.len())`); the
+/// head that made `encode` faster grew that file from 16,274 to 17,671 bytes, so every
+/// benchmark of the head does 8.6% more work an iteration, third-party code included. Compared
+/// per iteration, `ab` read the unchanged decoders 4–9% slower. They are compared per byte.
+#[test]
+fn a_head_that_does_more_work_an_iteration_is_compared_per_unit_of_work() {
+    let mut cases = quiet(12);
+    cases.push(Case {
+        id: "decode/data_encoding",
+        slowdown: 0.0,
+        round_noise: 0.01,
+        throughput: true,
+    });
+    cases.push(Case {
+        id: "decode/hex",
+        slowdown: 0.3,
+        round_noise: 0.01,
+        throughput: true,
+    });
+    let (base, mut head) = rounds(&cases, 3, 46);
+    let (base_work, head_work) = (16_274u64, 17_671u64);
+    let grown = head_work as f64 / base_work as f64;
+    let with_work = |rounds: &mut Vec<Vec<Measurement>>, amount: u64, scale: f64| {
+        for m in rounds.iter_mut().flatten() {
+            if m.throughput.is_some() {
+                *m = measurement(
+                    m.id.as_str(),
+                    m.median.point * scale,
+                    0.005,
+                    Some(Throughput::Bytes(amount)),
+                );
+            }
+        }
+    };
+    let mut base = base;
+    with_work(&mut base, base_work, 1.0);
+    // The head's time an iteration grows with its input: the same speed per byte.
+    with_work(&mut head, head_work, grown);
+    let decision = decide(&base, &head, &HashMap::new());
+    let v = verdicts(&decision);
+    assert_eq!(v["decode/data_encoding"], Verdict::Pass);
+    assert_eq!(v["decode/hex"], Verdict::Regressed);
+    let unchanged = summary_entry(&decision, "decode/data_encoding");
+    let ratio = unchanged["ratio"].as_f64().unwrap();
+    assert!(
+        (ratio - 1.0).abs() < 0.02,
+        "per byte, not per iteration: {ratio}"
+    );
+    assert_eq!(unchanged["throughput"]["amount"], base_work);
+    assert_eq!(unchanged["head_amount"], head_work);
+    let slower = summary_entry(&decision, "decode/hex");
+    let slower_ratio = slower["ratio"].as_f64().unwrap();
+    assert!((slower_ratio - 1.3).abs() < 0.03, "{slower_ratio}");
+    // Each side's rate is its own work over its own time (the head's at its 17,671 bytes):
+    // the two rates differ as the change says, not by the 8.6% more bytes.
+    let row = comment_row(&decision, "decode/data_encoding");
+    let cells: Vec<&str> = row.split(" | ").collect();
+    let rate = |cell: &str| cell.trim_end_matches(" GiB/s").parse::<f64>().unwrap();
+    let rates = rate(cells[2]) / rate(cells[1]);
+    assert!((rates * ratio - 1.0).abs() < 0.002, "{row}");
+    // The benchmarks whose work did not change keep their own and say nothing.
+    assert_eq!(summary_entry(&decision, "q00").get("head_amount"), None);
+    let context = benchgate_gate::report::Context::default();
+    let comment = benchgate_gate::report::render_markdown(&decision, &context, &Policy::default());
+    assert!(
+        comment.contains(
+            "Work per iteration changed: `decode/data_encoding` and `decode/hex` do 17,671 bytes an iteration in the head, 16,274 in the base (+8.6%). They are compared per unit of work, as throughput, so a bigger input is not read as a slowdown."
+        ),
+        "{comment}"
+    );
+    // perf-summary.json reads back to the same rows, the head's amount with them.
+    let json = benchgate_gate::report::summary_json(&decision, &context, &Policy::default());
+    let read = benchgate_gate::report::read_summary(
+        std::path::Path::new("perf-summary.json"),
+        &json.to_string(),
+    )
+    .unwrap();
+    assert_eq!(
+        benchgate_gate::report::render_markdown(&read.decision, &read.context, &read.policy),
+        comment
+    );
+}

@@ -34,11 +34,20 @@ pub(crate) fn shared_target() -> PathBuf {
 
 /// A git repository holding the zoo crate at `main~1`, and at `main` after `edit_head`.
 pub(crate) fn zoo_repository(edit_head: impl FnOnce(&Path)) -> (tempfile::TempDir, String, String) {
+    zoo_repository_from(|_| {}, edit_head)
+}
+
+/// [`zoo_repository`] with the base edited first by `edit_base`.
+fn zoo_repository_from(
+    edit_base: impl FnOnce(&Path),
+    edit_head: impl FnOnce(&Path),
+) -> (tempfile::TempDir, String, String) {
     let repo = tempfile::tempdir().unwrap();
     copy_dir(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ab-zoo"),
         repo.path(),
     );
+    edit_base(repo.path());
     git(repo.path(), &["init", "-q", "-b", "main"]);
     git(repo.path(), &["add", "."]);
     git(repo.path(), &["commit", "-q", "-m", "base"]);
@@ -196,6 +205,66 @@ fn a_head_that_does_more_work_in_the_benchmarked_crate_is_regressed() {
     assert!(
         err.contains("Compiling zoo v0.1.0") && err.contains("benchgate-ab/head)"),
         "{err}"
+    );
+}
+
+/// A head that gives a throughput benchmark twice the input, its code unchanged (as hex 0.4.3's
+/// benches read `src/lib.rs`, which its faster `encode` grew by 8.6%): compared per element,
+/// the same speed, and the report says the work changed. Per iteration it read 100% slower.
+#[test]
+fn a_head_that_gives_a_throughput_benchmark_twice_the_input_is_compared_per_element() {
+    let _turn = timing_turn();
+    let (repo, _, _) = zoo_repository_from(
+        |repo| {
+            edit(
+                repo,
+                "benches/zoo.rs",
+                r#"    c.bench_function("mix", |b| b.iter(|| zoo_core::mix(black_box(20_000))));"#,
+                r#"    let mut group = c.benchmark_group("mixed");
+    group.throughput(criterion::Throughput::Elements(MIXED));
+    group.bench_function("mix", |b| b.iter(|| zoo_core::mix(black_box(MIXED))));
+    group.finish();"#,
+            );
+            edit(
+                repo,
+                "benches/zoo.rs",
+                "fn benches(",
+                "const MIXED: u64 = 20_000;\n\nfn benches(",
+            );
+        },
+        |repo| {
+            edit(
+                repo,
+                "benches/zoo.rs",
+                "MIXED: u64 = 20_000",
+                "MIXED: u64 = 40_000",
+            )
+        },
+    );
+    let md = repo.path().join("perf-summary.md");
+    let output = ab_zoo(repo.path(), &["--out-md", md.to_str().unwrap()]);
+    let err = stderr(&output);
+    let summary: Value =
+        serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{e}: {err}"));
+    let mix = verdict_of(&summary, "mixed/mix");
+    assert_not_regressed(&summary, "mixed/mix", &err);
+    assert_ne!(mix["verdict"], "improved", "{mix:#}\n{err}");
+    let ratio = mix["ratio"].as_f64().unwrap();
+    assert!((0.85..1.18).contains(&ratio), "per element: {mix:#}\n{err}");
+    assert_eq!(mix["throughput"]["kind"], "Elements", "{mix:#}");
+    assert_eq!(mix["throughput"]["amount"], 20_000, "{mix:#}");
+    assert_eq!(mix["head_amount"], 40_000, "{mix:#}");
+    // The head's time an iteration, scaled to the base's 20,000 elements.
+    let per_iteration = mix["head"].as_f64().unwrap() / mix["base"].as_f64().unwrap();
+    assert!((per_iteration / ratio - 1.0).abs() < 0.01, "{mix:#}");
+    assert_not_regressed(&summary, "push", &err);
+    assert_eq!(verdict_of(&summary, "push").get("head_amount"), None);
+    let comment = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        comment.contains(
+            "Work per iteration changed: `mixed/mix` does 40,000 elements an iteration in the head, 20,000 in the base (+100.0%). It is compared per unit of work, as throughput, so a bigger input is not read as a slowdown."
+        ),
+        "{comment}"
     );
 }
 

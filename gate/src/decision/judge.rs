@@ -185,6 +185,7 @@ impl Judge<'_, '_> {
             base_ns: Some(geometric(|r| r.ln_base)),
             head_ns: Some(geometric(|r| r.ln_head)),
             throughput_per_iteration: candidate.throughput,
+            head_work: candidate.head_work,
             ratio: Some(k.d.exp()),
             limit: log_limit.exp(),
             noise: Some(half_width.exp() - 1.0),

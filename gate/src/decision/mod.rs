@@ -30,7 +30,7 @@
 use std::collections::HashMap;
 
 use benchgate_core::counts::is_count_unit;
-use benchgate_core::{Direction, Estimate, Measurement};
+use benchgate_core::{Direction, Estimate, Measurement, Throughput};
 
 use crate::counts::{self, CountInput};
 
@@ -149,7 +149,10 @@ struct Candidate<'a> {
     id: &'a str,
     metric: Metric,
     unit: Option<&'a str>,
+    /// The work per iteration compared at: the base's where the head's differs.
     throughput: Option<(&'static str, u64)>,
+    /// The head's own work per iteration, where it differs from the base's.
+    head_work: Option<u64>,
     changes: Vec<RoundChange>,
     /// The look this candidate is at: its rounds, or a stored baseline's head runs pooled
     /// into its one round.
@@ -238,11 +241,21 @@ fn sort_out<'a>(input: &Input<'a>, policy: &Policy, rounds: usize) -> Sorted<'a>
             .collect();
         let any_base = base.iter().find_map(|r| r.get(id).copied());
         let any_head = head.iter().find_map(|r| r.get(id).copied());
-        let throughput = any_head
-            .or(any_base)
-            .and_then(|m| m.throughput)
-            .map(|t| (t.kind(), t.amount()));
         let custom = any_head.or(any_base).and_then(|m| m.custom.as_ref());
+        // A throughput benchmark whose head does another amount of work per iteration than its
+        // base (a bigger input, a test file that grew) is compared per unit of that work, at the
+        // base's amount: its time per iteration alone would read the bigger input as slower.
+        let rescaled = match (any_base, any_head) {
+            (Some(b), Some(h)) if custom.is_none() => work_changed(b, h),
+            _ => None,
+        };
+        let throughput = match rescaled {
+            Some((base_work, _)) => Some((base_work.kind(), base_work.amount())),
+            None => any_head
+                .or(any_base)
+                .and_then(|m| m.throughput)
+                .map(|t| (t.kind(), t.amount())),
+        };
         let metric = match (custom, throughput) {
             (Some(c), _) if c.direction == Direction::HigherIsBetter => Metric::Higher,
             (Some(_), _) => Metric::Lower,
@@ -313,6 +326,7 @@ fn sort_out<'a>(input: &Input<'a>, policy: &Policy, rounds: usize) -> Sorted<'a>
                     metric,
                     unit,
                     throughput,
+                    head_work: rescaled.map(|(_, head_work)| head_work.amount()),
                     changes,
                     looks,
                     base_runs: base.map_or(1, |b| b.runs),
@@ -364,6 +378,11 @@ fn round_change(
 ) -> Option<RoundChange> {
     let (b, base_variance) = summarize(base, statistic);
     let (h, head_variance) = summarize(head, statistic);
+    // The head's time at the base's work per iteration, where the two differ.
+    let h = match work_changed(base, head) {
+        Some((base_work, head_work)) => h * base_work.amount() as f64 / head_work.amount() as f64,
+        None => h,
+    };
     if !(b > 0.0 && h > 0.0) {
         return None;
     }
@@ -381,6 +400,24 @@ fn round_change(
         ln_head: h.ln(),
         best_d: d,
     })
+}
+
+/// The base's and the head's work per iteration, where both declare a throughput of one kind
+/// with different, non-zero amounts (a custom metric has none: its values are not times).
+fn work_changed(base: &Measurement, head: &Measurement) -> Option<(Throughput, Throughput)> {
+    match (base.throughput, head.throughput) {
+        (Some(b), Some(h))
+            if base.custom.is_none()
+                && head.custom.is_none()
+                && b.kind() == h.kind()
+                && b.amount() != h.amount()
+                && b.amount() > 0
+                && h.amount() > 0 =>
+        {
+            Some((b, h))
+        }
+        _ => None,
+    }
 }
 
 /// A stored baseline's head runs against its one base run as one round: the median change

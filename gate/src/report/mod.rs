@@ -368,6 +368,64 @@ fn unjudged_note(out: &mut String, decision: &Decision) {
     );
 }
 
+/// Benchmarks whose head does another amount of work per iteration than their base (a bigger
+/// input, a test file that grew), compared per unit of work: one sentence, `None` without any.
+fn work_note(decision: &Decision) -> Option<String> {
+    /// The throughput's kind, the base's amount and the head's.
+    type Work<'a> = (&'a str, u64, u64);
+    let mut groups: Vec<(Work<'_>, Vec<&str>)> = Vec::new();
+    for b in &decision.benchmarks {
+        let (Some((kind, base)), Some(head)) = (b.throughput_per_iteration, b.head_work) else {
+            continue;
+        };
+        let key = (kind, base, head);
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, ids)) => ids.push(&b.id),
+            None => groups.push((key, vec![&b.id])),
+        }
+    }
+    if groups.is_empty() {
+        return None;
+    }
+    let clauses: Vec<String> = groups
+        .iter()
+        .map(|((kind, base, head), ids)| {
+            let unit = match *kind {
+                "Bytes" | "BytesDecimal" => "bytes",
+                "Bits" => "bits",
+                _ => "elements",
+            };
+            let named: Vec<String> = ids.iter().take(3).map(|id| format!("`{id}`")).collect();
+            let who = match ids.len() - named.len() {
+                0 => join_and(&named),
+                more => format!("{} and {more} more", named.join(", ")),
+            };
+            format!(
+                "{who} {} {} {unit} an iteration in the head, {} in the base ({:+.1}%)",
+                if ids.len() == 1 { "does" } else { "do" },
+                grouped(*head),
+                grouped(*base),
+                (*head as f64 / *base as f64 - 1.0) * 100.0
+            )
+        })
+        .collect();
+    let singular = groups.iter().map(|(_, ids)| ids.len()).sum::<usize>() == 1;
+    Some(format!(
+        "Work per iteration changed: {}. {} compared per unit of work, as throughput, so a bigger input is not read as a slowdown.",
+        clauses.join("; "),
+        if singular { "It is" } else { "They are" }
+    ))
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn join_and(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
 /// `perf-summary.md`: what the PR comment carries, without links.
 pub fn render_markdown(decision: &Decision, context: &Context, policy: &Policy) -> String {
     render_markdown_linked(decision, context, policy, &Links::default())
@@ -401,6 +459,9 @@ pub fn render_markdown_linked(
     );
     incomplete_note(&mut out, context);
     for note in &context.notes {
+        let _ = writeln!(out, "{note}\n");
+    }
+    if let Some(note) = work_note(decision) {
         let _ = writeln!(out, "{note}\n");
     }
     let compared = decision.benchmarks.iter().any(|b| b.ratio.is_some());

@@ -98,6 +98,10 @@ struct SummaryBenchmark<'a> {
     base_runs: usize,
     p_slower: Option<f64>,
     throughput: Option<SummaryThroughput<'a>>,
+    /// The head's own amount of work per iteration, where it differs from the base's
+    /// (`throughput.amount`): `head` is then its time at the base's amount.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    head_amount: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     bound: Option<DecisionBound>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -189,6 +193,7 @@ pub fn summary<'a>(decision: &'a Decision, context: &'a Context, policy: &Policy
                         kind: Cow::Borrowed(kind),
                         amount,
                     }),
+                head_amount: b.head_work,
                 bound: b.bound,
                 detectable: b.detectable,
                 too_noisy: b.too_noisy,
@@ -461,6 +466,12 @@ fn benchmark_of(
             format!("must be at most {MAX_ID_LENGTH} characters without control characters"),
         ));
     }
+    if b.head_amount == Some(0) || (b.head_amount.is_some() && throughput.is_none()) {
+        return Err(error(
+            field("head_amount"),
+            "must be a positive amount of work, beside a throughput".into(),
+        ));
+    }
     if b.set_aside >= b.rounds.max(1) {
         return Err(error(
             field("set_aside"),
@@ -478,6 +489,7 @@ fn benchmark_of(
         base_ns: b.base,
         head_ns: b.head,
         throughput_per_iteration: throughput,
+        head_work: b.head_amount,
         ratio: b.ratio,
         limit: b.limit,
         noise: b.noise,

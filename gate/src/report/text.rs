@@ -4,7 +4,9 @@ use std::fmt::Write as _;
 
 use super::cells::{row, shows_detectable};
 use super::headline::headline;
-use super::{Context, Pairs, builds_sentence, comparison_sentence, count_cell, unjudged_note};
+use super::{
+    Context, Pairs, builds_sentence, comparison_sentence, count_cell, unjudged_note, work_note,
+};
 use crate::policy::Policy;
 use crate::verdict::{BenchmarkResult, Decision, Verdict};
 
@@ -31,7 +33,7 @@ pub fn render_text(decision: &Decision, context: &Context, policy: &Policy, colo
             let _ = writeln!(out, "  | {line}");
         }
     }
-    for note in &context.notes {
+    for note in context.notes.iter().cloned().chain(work_note(decision)) {
         let _ = writeln!(out, "{}", note.replace('`', ""));
     }
     let _ = writeln!(
