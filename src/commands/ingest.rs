@@ -218,6 +218,16 @@ fn read_measurements(args: &Args) -> anyhow::Result<(Vec<Measurement>, FunctionC
                 ) if (!args.metrics.is_empty() || gungraun.is_some()) && args.path.is_none() => {
                     Vec::new()
                 }
+                Err(
+                    e @ (benchgate_collector::Error::MissingDirectory { .. }
+                    | benchgate_collector::Error::EmptyTree { .. }),
+                ) if !args.command.is_empty() && args.path.is_none() => {
+                    // `ab` and `gate` run the command after `--`; `ingest` only names it.
+                    return Err(anyhow::Error::new(e).context(format!(
+                        "no results of the bench command: `ingest` reads what `{}` wrote and does not run it; run it first, then `benchgate ingest`",
+                        args.command.join(" ")
+                    )));
+                }
                 other => this_run(other?, &root, args.keep_older),
             }
         }

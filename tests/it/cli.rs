@@ -275,6 +275,24 @@ fn bad_input_exits_2_naming_the_culprit_and_leaves_the_store_unchanged() {
             vec!["ingest", "/no/such/dir", "--repo", "a/b", "--commit", SHA],
             vec!["/no/such/dir", "no such directory"],
         ),
+        // `ab` and `gate` run the command after `--`; `ingest` only names it, and says so
+        // where nothing ran it.
+        (
+            vec![
+                "ingest",
+                "--repo",
+                "a/b",
+                "--commit",
+                SHA,
+                "--",
+                "./bench.sh",
+                "--quick",
+            ],
+            vec![
+                "no results of the bench command: `ingest` reads what `./bench.sh --quick` wrote and does not run it; run it first",
+                "target/criterion: no such directory",
+            ],
+        ),
         (
             vec![
                 "ingest",
