@@ -504,7 +504,7 @@ fn cold_start_note(runs: usize) -> Option<String> {
         ))
     } else if runs < MIN_HISTORY {
         Some(format!(
-            "{had}, fewer than the {MIN_HISTORY} each benchmark's band is read from alone: until {}, the bands are widened toward an assumed {:.0}% per run, so unchanged code can pass but only a large slowdown reads regressed, and nothing is run again. `benchgate ab` (the Action's `ab` mode) decides from its own rounds meanwhile.",
+            "{had}, fewer than the {MIN_HISTORY} each benchmark's band is read from alone: until {}, the bands are widened toward an assumed {:.0}% per run, so unchanged code can pass but only a large slowdown reads regressed, and only such a regression is run again, to be confirmed. `benchgate ab` (the Action's `ab` mode) decides from its own rounds meanwhile.",
             more(MIN_HISTORY),
             benchgate_gate::noise::UNCALIBRATED_RUN_NOISE * 100.0
         ))
