@@ -17,7 +17,7 @@ use std::process::{Command, Stdio};
 use std::time::SystemTime;
 
 use anyhow::{Context as _, bail};
-use benchgate_gate::report::BuiltExecutable;
+use benchgate_gate::report::{BuiltExecutable, list_and};
 use sha2::Digest as _;
 
 use crate::bench_command::{self, CargoBench};
@@ -719,15 +719,6 @@ pub fn shared_ids(by_target: &[(String, Vec<String>)]) -> Option<String> {
         "the bench executables {} each name the benchmark `{id}`{others}; Criterion keeps one result per id (in target/criterion/{id}/new), so the one that runs last overwrites the others' and a change to theirs would go unseen. Give each a name of its own (a benchmark group named after its crate, say), or bench one package at a time (`cargo bench -p NAME`)",
         list_and(targets),
     ))
-}
-
-/// `a`, `a and b`, `a, b and c`.
-fn list_and(items: &[&str]) -> String {
-    match items {
-        [] => String::new(),
-        [one] => (*one).to_owned(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
-    }
 }
 
 /// How many of a failed command's last lines of standard error are kept: as many as a report

@@ -246,7 +246,7 @@ fn sort_out<'a>(input: &Input<'a>, policy: &Policy, rounds: usize) -> Sorted<'a>
         // base (a bigger input, a test file that grew) is compared per unit of that work, at the
         // base's amount: its time per iteration alone would read the bigger input as slower.
         let rescaled = match (any_base, any_head) {
-            (Some(b), Some(h)) if custom.is_none() => work_changed(b, h),
+            (Some(b), Some(h)) => work_changed(b, h),
             _ => None,
         };
         let throughput = match rescaled {

@@ -397,7 +397,7 @@ fn work_note(decision: &Decision) -> Option<String> {
             };
             let named: Vec<String> = ids.iter().take(3).map(|id| format!("`{id}`")).collect();
             let who = match ids.len() - named.len() {
-                0 => join_and(&named),
+                0 => list_and(&named),
                 more => format!("{} and {more} more", named.join(", ")),
             };
             format!(
@@ -418,11 +418,14 @@ fn work_note(decision: &Decision) -> Option<String> {
 }
 
 /// `a`, `a and b`, `a, b and c`.
-fn join_and(items: &[String]) -> String {
+pub fn list_and<S: AsRef<str>>(items: &[S]) -> String {
     match items {
         [] => String::new(),
-        [one] => one.clone(),
-        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+        [one] => one.as_ref().to_owned(),
+        [init @ .., last] => {
+            let init: Vec<&str> = init.iter().map(AsRef::as_ref).collect();
+            format!("{} and {}", init.join(", "), last.as_ref())
+        }
     }
 }
 
