@@ -465,10 +465,11 @@ fn precision_by_eye_on_labelled_charts() {
             "{history}: {precision:.1}% by eye, below {floor}%"
         );
     }
-    // Pooled, not below today's 80.3%: 82.8% before batch 7 added 40 of rhai's change points
-    // (23 with a step), 85.4% before batch 6 added 40 of hyper's (27 with a step).
+    // Pooled, not below today's 80.8% (80.3% before a step in the newest runs was placed
+    // only where it holds): 82.8% before batch 7 added 40 of rhai's change points (23 with a
+    // step), 85.4% before batch 6 added 40 of hyper's (27 with a step).
     let pooled = share(all[1], all[0]);
-    assert!(pooled >= 80.0, "{pooled:.1}% by eye");
+    assert!(pooled >= 80.5, "{pooled:.1}% by eye");
 }
 
 /// Each history's precision by eye today, rounded down: a change to the detector that makes
@@ -478,8 +479,8 @@ const PRECISION_TODAY: [(&str, f64); 6] = [
     ("Serial-ATA__lofty-rs", 94.0),
     ("antiguru__flatcontainer", 90.0),
     ("hyperium__hyper:end_to_end", 69.0),
-    ("pulseengine__rivet", 83.0),
-    ("schungx__rhai", 57.0),
+    ("pulseengine__rivet", 88.0),
+    ("schungx__rhai", 58.5),
 ];
 
 /// One series of the histories as the site searches it.
