@@ -15,7 +15,11 @@ use rayon::prelude::*;
 /// each with its points and a custom metric's unit and whether higher is better, as its newest
 /// run has them (one name may be another metric on another machine: mountpoint-s3's
 /// `seq_read_skip_17m` is MiB/s on one imported suite, MiB on another).
-type Gathering = (u64, BTreeMap<String, (Vec<Point>, Option<(String, bool)>)>);
+type Gathering = (u64, BTreeMap<String, Gathered>);
+
+/// One benchmark's points while they are gathered, each with its Criterion throughput (kind,
+/// amount), and its custom metric's unit and direction.
+type Gathered = (Vec<(Point, Option<(String, u64)>)>, Option<(String, bool)>);
 
 /// Every repository's trends, from the store: default-branch (non-PR) runs in time order, per
 /// machine and benchmark; the machine with the newest run first.
@@ -52,15 +56,18 @@ pub async fn load(store: &Store, budgets: &[Budget]) -> anyhow::Result<Vec<Repos
         *newest = (*newest).max(row.recorded_at_ms);
         let (points, unit) = benchmarks.entry(row.benchmark).or_default();
         *unit = row.unit.map(|unit| (unit, row.higher_is_better));
-        points.push(Point {
-            overridden: overridden.contains(&(row.repository.clone(), row.commit.clone())),
-            commit: row.commit,
-            recorded_at_ms: row.recorded_at_ms,
-            value: row.median,
-            lower: row.lower,
-            upper: row.upper,
-            fastest: row.min,
-        });
+        points.push((
+            Point {
+                overridden: overridden.contains(&(row.repository.clone(), row.commit.clone())),
+                commit: row.commit,
+                recorded_at_ms: row.recorded_at_ms,
+                value: row.median,
+                lower: row.lower,
+                upper: row.upper,
+                fastest: row.min,
+            },
+            row.throughput,
+        ));
     }
     let mut repositories: Vec<Repository> = tree
         .into_iter()
@@ -76,24 +83,35 @@ pub async fn load(store: &Store, budgets: &[Budget]) -> anyhow::Result<Vec<Repos
                             series: benchmarks
                                 .into_iter()
                                 .map(|(benchmark, (points, unit))| {
-                                    let points = one_per_commit(points);
-                                    let (unit, higher_is_better) = unit
-                                        .map_or((None, false), |(unit, higher)| {
-                                            (Some(unit), higher)
-                                        });
+                                    let (points, unit, higher_is_better, throughput) =
+                                        match (unit, as_rates(&points)) {
+                                            (None, Some((points, unit, kind))) => {
+                                                (points, Some(unit), true, Some(kind))
+                                            }
+                                            (unit, _) => {
+                                                let (unit, higher) = unit
+                                                    .map_or((None, false), |(unit, higher)| {
+                                                        (Some(unit), higher)
+                                                    });
+                                                let points =
+                                                    points.into_iter().map(|(p, _)| p).collect();
+                                                (points, unit, higher, None)
+                                            }
+                                        };
                                     Series {
-                                        // Time budget lines are in ns: a custom metric's chart
-                                        // is in its own unit.
+                                        // Time budget lines are in ns: a custom metric's or a
+                                        // rate's chart is in its own unit.
                                         budgets: if unit.is_none() {
                                             lines(budgets, &benchmark)
                                         } else {
                                             Vec::new()
                                         },
                                         benchmark,
-                                        points,
+                                        points: one_per_commit(points),
                                         unit,
                                         higher_is_better,
                                         count_change: None,
+                                        throughput,
                                     }
                                 })
                                 .collect(),
@@ -161,6 +179,51 @@ async fn count_change(
             ),
         ),
     }))
+}
+
+/// A Criterion throughput benchmark's points as the rates its runs measured, each its own
+/// amount of work over its own time, as Criterion and the gate's report read it
+/// (`format_rate`'s units: binary prefixes for bytes, in a unit the newest run reads in): with
+/// the unit and Criterion's kind. `None` unless every point declares one kind with a positive
+/// amount: a benchmark that took up `Throughput` later keeps its times, on one axis.
+fn as_rates(points: &[(Point, Option<(String, u64)>)]) -> Option<(Vec<Point>, String, String)> {
+    let (_, Some((kind, _))) = points.last()? else {
+        return None;
+    };
+    let rate = |amount: u64, ns: f64| amount as f64 * 1e9 / ns;
+    let newest = points
+        .last()
+        .and_then(|(p, t)| t.as_ref().map(|(_, amount)| rate(*amount, p.value)))?;
+    let (unit, scale) = match kind.as_str() {
+        "Bytes" => [("TiB/s", 4), ("GiB/s", 3), ("MiB/s", 2), ("KiB/s", 1)]
+            .into_iter()
+            .map(|(unit, power)| (unit, 1024f64.powi(power)))
+            .find(|(_, scale)| newest >= *scale)
+            .unwrap_or(("B/s", 1.0)),
+        "BytesDecimal" => ("B/s", 1.0),
+        "Bits" => ("bit/s", 1.0),
+        _ => ("elem/s", 1.0),
+    };
+    let rates = points
+        .iter()
+        .map(|(point, throughput)| match throughput {
+            Some((k, amount))
+                if k == kind && *amount > 0 && point.lower > 0.0 && point.fastest > 0.0 =>
+            {
+                let per = |ns: f64| rate(*amount, ns) / scale;
+                Some(Point {
+                    value: per(point.value),
+                    // The slower end of the time is the lower end of the rate.
+                    lower: per(point.upper),
+                    upper: per(point.lower),
+                    fastest: per(point.fastest),
+                    ..point.clone()
+                })
+            }
+            _ => None,
+        })
+        .collect::<Option<Vec<Point>>>()?;
+    Some((rates, unit.to_owned(), kind.clone()))
 }
 
 /// One point per commit, where it was first recorded: the runs of one commit on one machine

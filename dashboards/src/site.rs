@@ -27,7 +27,8 @@ pub struct Series {
     pub points: Vec<Point>,
     /// Time budgets on its median, drawn on the chart.
     pub budgets: Vec<BudgetLine>,
-    /// A custom metric's unit; `None` for Criterion's ns per iteration.
+    /// A custom metric's unit, or the unit of a Criterion throughput benchmark's rate; `None`
+    /// for Criterion's ns per iteration.
     pub unit: Option<String>,
     /// Whether a higher value is better (a rate such as `Hz`, a custom bigger-is-better
     /// metric); `false` for times, where lower is better.
@@ -35,6 +36,35 @@ pub struct Series {
     /// For an instruction count: where its instructions went at its newest change, when both
     /// runs were stored with their profile by function.
     pub count_change: Option<CountChange>,
+    /// For a Criterion benchmark that declares its work per iteration: Criterion's kind
+    /// (`Bytes`, `Elements`, …). Its points are then rates in `unit`, each run's own work over
+    /// its own time (higher is better), as Criterion and the gate's report show them: an input
+    /// that grows between runs is not a slowdown. Change points are searched in time per unit
+    /// of work, with the machine's other Criterion benchmarks.
+    pub throughput: Option<String>,
+}
+
+impl Series {
+    /// Whether Criterion timed it (a time per iteration or a throughput): the series that
+    /// move with their runs, searched without what the runs shared.
+    fn timed(&self) -> bool {
+        self.unit.is_none() || self.throughput.is_some()
+    }
+
+    /// Its values as times (a rate as time per unit of work, in any scale), for the change
+    /// point search, which reads every Criterion series in one direction.
+    fn as_times(&self) -> Vec<f64> {
+        self.points
+            .iter()
+            .map(|p| {
+                if self.throughput.is_some() {
+                    p.value.recip()
+                } else {
+                    p.value
+                }
+            })
+            .collect()
+    }
 }
 
 /// Where an instruction count's instructions went between two runs: the newest change of the
@@ -267,7 +297,7 @@ fn changes_of(machine: &Machine, shared: &SharedRuns, config: &Config) -> Vec<Ve
         .series
         .iter()
         .map(|series| {
-            series.unit.is_none().then(|| {
+            series.timed().then(|| {
                 timed += 1;
                 timed - 1
             })
@@ -278,13 +308,22 @@ fn changes_of(machine: &Machine, shared: &SharedRuns, config: &Config) -> Vec<Ve
         .par_iter()
         .zip(columns)
         .map(|(series, column)| {
-            let raw: Vec<f64> = series.points.iter().map(|p| p.value).collect();
+            let raw = series.as_times();
             let config = config.for_series(&raw);
             let values = match column {
                 Some(b) => shared.adjust(b, series, &raw, &config),
                 None => raw,
             };
-            detect(&values, &config)
+            let mut changes = detect(&values, &config);
+            if series.throughput.is_some() {
+                // Back from time per unit of work to the rates the page shows.
+                for change in &mut changes {
+                    change.before = change.before.recip();
+                    change.after = change.after.recip();
+                    change.ratio = change.ratio.recip();
+                }
+            }
+            changes
         })
         .collect()
 }
@@ -297,8 +336,9 @@ pub type Built = BTreeMap<String, String>;
 /// chart), so a site built by an older benchgate is redrawn whole. 2: changes coloured by
 /// direction, SI prefixes, a legend of what is drawn, the phone layout, how long a step held.
 /// 3: change points judged against the resolution of coarse series. 4: where an instruction
-/// count's newest change went, by function.
-const PAGES_FORMAT: u32 = 4;
+/// count's newest change went, by function. 5: a Criterion throughput benchmark charted as
+/// its rate.
+const PAGES_FORMAT: u32 = 5;
 
 /// A digest of everything a machine's pages show: the repository's name and its machines (the
 /// index lists the others), this machine's series and the bisections of its steps, and the
@@ -331,6 +371,15 @@ pub fn digest(repository: &Repository, machine: &Machine) -> String {
     for series in &machine.series {
         text(&mut hash, &series.benchmark);
         text(&mut hash, series.unit.as_deref().unwrap_or(""));
+        text(&mut hash, series.throughput.as_deref().unwrap_or(""));
+        text(
+            &mut hash,
+            if series.higher_is_better {
+                "higher"
+            } else {
+                "lower"
+            },
+        );
         for budget in &series.budgets {
             text(&mut hash, &budget.label);
             text(&mut hash, &budget.ns.to_bits().to_string());
@@ -478,7 +527,7 @@ const SUITE_SHOWN: usize = 3;
 
 impl<'a> SharedRuns<'a> {
     fn new(machine: &'a Machine, config: &Config) -> Self {
-        let timed: Vec<&Series> = machine.series.iter().filter(|s| s.unit.is_none()).collect();
+        let timed: Vec<&Series> = machine.series.iter().filter(|s| s.timed()).collect();
         let mut runs: Vec<(u64, &str)> = timed
             .iter()
             .flat_map(|s| s.points.iter().map(run_key))
@@ -489,8 +538,8 @@ impl<'a> SharedRuns<'a> {
             runs.iter().enumerate().map(|(i, key)| (*key, i)).collect();
         let mut table = vec![vec![None; timed.len()]; runs.len()];
         for (b, series) in timed.iter().enumerate() {
-            for point in &series.points {
-                table[index[&run_key(point)]][b] = Some(point.value);
+            for (point, value) in series.points.iter().zip(series.as_times()) {
+                table[index[&run_key(point)]][b] = Some(value);
             }
         }
         Self {
@@ -510,7 +559,7 @@ impl<'a> SharedRuns<'a> {
         // Each Criterion benchmark's first and last run, and the runs of its change points.
         let timed: Vec<((usize, usize), Vec<usize>)> = rows
             .iter()
-            .filter(|r| r.series.unit.is_none())
+            .filter(|r| r.series.timed())
             .filter_map(|row| {
                 let runs: Vec<usize> = row
                     .series
@@ -631,6 +680,7 @@ mod tests {
                 unit: None,
                 higher_is_better: false,
                 count_change: None,
+                throughput: None,
             })
             .collect();
         Machine {

@@ -49,7 +49,7 @@ struct Step {
     benchmark: String,
     good: String,
     bad: String,
-    /// after / before, time.
+    /// after / before, time (per unit of work, of a throughput).
     ratio: f64,
 }
 
@@ -151,17 +151,26 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     Ok(0)
 }
 
-/// Recent steps of Criterion times beyond the benchmark's latency limit.
+/// Recent steps of Criterion benchmarks beyond their limit: a time's latency limit, a
+/// throughput's drop limit (its trend is a rate, each run's own work over its own time, so an
+/// input that grew is not a step).
 fn recent_steps(machine: &site::Machine, policy: &benchgate_gate::Policy) -> Vec<Step> {
     let mut steps = Vec::new();
     for (series, changes) in machine.series.iter().zip(site::change_points(machine)) {
         let n = series.points.len();
-        if series.unit.is_some() {
+        let is_throughput = series.throughput.is_some();
+        if series.unit.is_some() && !is_throughput {
             continue;
         }
         for change in changes {
+            // after / before of the time per unit of work
+            let ratio = if is_throughput {
+                change.ratio.recip()
+            } else {
+                change.ratio
+            };
             if change.index + RECENT < n
-                || change.ratio.ln() < policy.log_limit(&series.benchmark, false)
+                || ratio.ln() < policy.log_limit(&series.benchmark, is_throughput)
             {
                 continue;
             }
@@ -169,7 +178,7 @@ fn recent_steps(machine: &site::Machine, policy: &benchgate_gate::Policy) -> Vec
                 benchmark: series.benchmark.clone(),
                 good: series.points[change.index - 1].commit.clone(),
                 bad: series.points[change.index].commit.clone(),
-                ratio: change.ratio,
+                ratio,
             });
         }
     }
@@ -402,4 +411,68 @@ fn issue_text(
             + "\n\n… (cut at GitHub's limit)\n";
     }
     (title, body)
+}
+
+#[cfg(test)]
+mod tests {
+    use benchgate_dashboards::chart::Point;
+    use benchgate_dashboards::site::{Machine, Series};
+
+    use super::recent_steps;
+
+    /// 40 runs of `value` with ±1% of scatter, times `step` from run 33 on; a rate
+    /// (`throughput`, in GiB/s, higher is better) or a time in ns.
+    fn series(name: &str, value: f64, step: f64, throughput: bool) -> Series {
+        Series {
+            benchmark: name.to_owned(),
+            points: (0..40u64)
+                .map(|r| {
+                    let scatter = 1.0 + 0.01 * (((r * 7) % 5) as f64 - 2.0) / 2.0;
+                    let value = value * scatter * if r >= 33 { step } else { 1.0 };
+                    Point {
+                        commit: format!("{r:040x}"),
+                        recorded_at_ms: 1_700_000_000_000 + r * 86_400_000,
+                        value,
+                        lower: value,
+                        upper: value,
+                        fastest: value,
+                        overridden: false,
+                    }
+                })
+                .collect(),
+            budgets: Vec::new(),
+            unit: throughput.then(|| "GiB/s".to_owned()),
+            higher_is_better: throughput,
+            count_change: None,
+            throughput: throughput.then(|| "Bytes".to_owned()),
+        }
+    }
+
+    #[test]
+    fn a_throughput_is_held_to_the_drop_limit_and_a_time_to_the_latency_limit() {
+        // The defaults: 10% less throughput, 15% more time. A rate that fell 12% is 13.6% more
+        // time per byte: under the latency limit, beyond the throughput one.
+        let machine = Machine {
+            fingerprint: "f".repeat(64),
+            components: Vec::new(),
+            series: vec![
+                series("encode/fell-12", 1.9, 0.88, true),
+                series("encode/fell-8", 1.9, 0.92, true),
+                series("encode/rose-30", 1.9, 1.3, true),
+                series("parse/slower-13", 850.0, 1.13, false),
+                series("parse/slower-20", 850.0, 1.2, false),
+            ],
+        };
+        let steps = recent_steps(&machine, &benchgate_gate::Policy::default());
+        let found: Vec<(&str, &str, f64)> = steps
+            .iter()
+            .map(|s| (s.benchmark.as_str(), &s.bad[36..], s.ratio))
+            .collect();
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert_eq!(found[0].0, "encode/fell-12");
+        assert_eq!(found[0].1, "0021", "{found:?}");
+        assert!((found[0].2 - 1.0 / 0.88).abs() < 0.01, "{found:?}");
+        assert_eq!(found[1].0, "parse/slower-20");
+        assert!((found[1].2 - 1.2).abs() < 0.01, "{found:?}");
+    }
 }

@@ -820,3 +820,121 @@ fn a_machines_index_fits_a_phone_and_a_laptop() {
         );
     }
 }
+
+/// hex's `encode/*` benchmarks over 14 commits (tests/fixtures/hex-trend/SOURCES.md): real
+/// Criterion throughput benchmarks whose input is the crate's own `src/lib.rs`, which grew by
+/// 12.2% and 8.6% at the last two commits of its history, the second of them a faster
+/// `hex::encode`. The site shows each run's rate, its own bytes over its own time, as Criterion
+/// and the pull request comment do: the four encoders whose code never changed have no step
+/// (as times per iteration they read 21–30% slower), and `encode/hex`'s improvement is a step
+/// for the better.
+#[test]
+fn a_throughput_benchmark_is_charted_as_its_rate_so_a_grown_input_is_no_step() {
+    let _load = loading_the_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hex-trend");
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(&fixtures)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    runs.sort();
+    assert_eq!(runs.len(), 14);
+    let mut commits = Vec::new();
+    for run in &runs {
+        let name = run.file_stem().unwrap().to_str().unwrap();
+        let commit = name.split_once('-').unwrap().1.to_owned();
+        let output = benchgate(
+            dir.path(),
+            &[
+                "ingest",
+                "--cargo-criterion-json",
+                run.to_str().unwrap(),
+                "--repo",
+                "KokaKiwi/rust-hex",
+                "--kind",
+                "push",
+                "--branch",
+                "master",
+                "--commit",
+                &commit,
+            ],
+        );
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        commits.push(commit);
+    }
+    let out = dir.path().join("site");
+    let output = benchgate(dir.path(), &["dashboard", "--out", out.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+
+    let text = |html: &str| {
+        let mut plain = String::new();
+        let mut inside = false;
+        for c in html.chars() {
+            match c {
+                '<' => inside = true,
+                '>' => {
+                    inside = false;
+                    plain.push(' ');
+                }
+                c if !inside => plain.push(c),
+                _ => {}
+            }
+        }
+        plain.split_whitespace().collect::<Vec<_>>().join(" ")
+    };
+    // Each unchanged encoder: no change point, and its runs are rates.
+    for benchmark in [
+        "encode/data_encoding",
+        "encode/rustc_hex",
+        "encode/faster_hex",
+        "encode/faster_hex/fallback",
+    ] {
+        let page =
+            std::fs::read_to_string(benchmark_page(&out, "KokaKiwi/rust-hex", benchmark)).unwrap();
+        let page = text(&page);
+        assert!(
+            page.contains("Change points None: the trend is flat within its noise."),
+            "{benchmark}: {page}"
+        );
+        assert!(
+            page.contains("Blue: each run's throughput (GiB/s; higher is better)")
+                || page.contains("Blue: each run's throughput (MiB/s; higher is better)"),
+            "{benchmark}: {page}"
+        );
+    }
+    // `encode/hex`: 216 MiB/s for 11 runs, then about 1,000 MiB/s from 5cb1fe8 on.
+    let page =
+        std::fs::read_to_string(benchmark_page(&out, "KokaKiwi/rust-hex", "encode/hex")).unwrap();
+    let steps: Vec<&str> = page
+        .split("<tr><td class=\"num\">#")
+        .skip(1)
+        .filter(|row| row.contains('→'))
+        .collect();
+    assert_eq!(steps.len(), 1, "{}", text(&page));
+    let step = text(steps[0]);
+    assert!(
+        step.starts_with(&format!(
+            "10 → #11 {} {} 216.",
+            &commits[10][..12],
+            &commits[11][..12]
+        )),
+        "{step}"
+    );
+    assert!(step.contains(" MiB/s "), "{step}");
+    assert!(
+        steps[0].contains("class=\"better\"") && steps[0].contains("higher (better)"),
+        "{}",
+        steps[0]
+    );
+    // Its newest run, as the index shows it: a rate, never a time.
+    let machine = std::fs::read_dir(out.join("KokaKiwi/rust-hex"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let index = text(&std::fs::read_to_string(machine.join("index.html")).unwrap());
+    assert!(index.contains("996.9 MiB/s"), "{index}");
+    assert!(!index.contains(" µs") && !index.contains(" ns "), "{index}");
+}

@@ -199,6 +199,9 @@ pub struct TrendRow {
     /// Whether a higher value is better (a custom metric that says so: a rate in `Hz`, …);
     /// `false` for times, where lower is better.
     pub higher_is_better: bool,
+    /// A Criterion throughput benchmark's kind (`Bytes`, `Elements`, …) and its work per
+    /// iteration in this run.
+    pub throughput: Option<(String, u64)>,
 }
 
 /// One run's value of one benchmark, for trends.

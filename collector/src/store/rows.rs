@@ -232,7 +232,19 @@ pub(super) fn decode_gate_view(bytes: &[u8]) -> Option<Vec<Measurement>> {
 
 /// One measurement of a trend, as read from a run's gate view: benchmark id, median, its
 /// interval, the best sample (the `min_point` column) and a custom metric's unit.
-pub(super) type TrendValues = (String, f64, f64, f64, f64, Option<String>, bool);
+/// A trend's values of one measurement: id, median with its interval, fastest iteration, a
+/// custom metric's unit and whether higher is better, and a Criterion throughput's kind and
+/// amount per iteration.
+pub(super) type TrendValues = (
+    String,
+    f64,
+    f64,
+    f64,
+    f64,
+    Option<String>,
+    bool,
+    Option<(String, u64)>,
+);
 
 /// A run's trend values from its `runs.gate_view`, in the order its measurements were stored;
 /// `None` when the view does not decode (then the measurements table is read).
@@ -253,6 +265,8 @@ pub(super) fn decode_trend_view(bytes: &[u8]) -> Option<Vec<TrendValues>> {
                     e.custom
                         .as_ref()
                         .is_some_and(|(_, direction)| direction == "higher"),
+                    e.throughput
+                        .map(|(kind, amount, _)| (kind.into_owned(), amount)),
                 )
             })
             .collect(),

@@ -231,12 +231,14 @@ impl Store {
                     Option<f64>,
                     Option<String>,
                     Option<String>,
+                    Option<String>,
+                    Option<i64>,
                 );
                 for chunk in unpacked.chunks(500) {
                     let measurements: Vec<Values> = in_runs(
                         "SELECT m.run_id, m.benchmark_id, m.median_point, m.median_lower, \
-                         m.median_upper, m.min_point, m.unit, m.direction FROM measurements m \
-                         WHERE m.run_id IN (",
+                         m.median_upper, m.min_point, m.unit, m.direction, m.throughput_kind, \
+                         m.throughput_amount FROM measurements m WHERE m.run_id IN (",
                         chunk,
                     )
                     .push(" ORDER BY m.run_id, m.id")
@@ -244,7 +246,8 @@ impl Store {
                     .fetch_all(pool)
                     .await
                     .map_err(self.db_error())?;
-                    for (run, benchmark, median, lower, upper, min, unit, direction) in measurements
+                    for (run, benchmark, median, lower, upper, min, unit, direction, kind, amount) in
+                        measurements
                     {
                         let Some(&at) = position.get(&run) else {
                             continue;
@@ -262,6 +265,7 @@ impl Store {
                             min.unwrap_or(median),
                             unit,
                             direction.as_deref() == Some("higher"),
+                            kind.zip(amount.and_then(|a| u64::try_from(a).ok())),
                         ));
                     }
                 }
@@ -270,7 +274,9 @@ impl Store {
             for ((_, repository, fingerprint, commit, recorded_at_ms, _), values) in
                 runs.iter().zip(per_run)
             {
-                for (benchmark, median, lower, upper, min, unit, higher_is_better) in values {
+                for (benchmark, median, lower, upper, min, unit, higher_is_better, throughput) in
+                    values
+                {
                     out.push(TrendRow {
                         repository: repository.clone(),
                         fingerprint: fingerprint.clone(),
@@ -283,6 +289,7 @@ impl Store {
                         min,
                         unit,
                         higher_is_better,
+                        throughput,
                     });
                 }
             }

@@ -26,6 +26,10 @@ pub(super) fn row_svg(repository: &Repository, row: &Row<'_>) -> Option<String> 
 pub(super) fn legend(row: &Row<'_>) -> String {
     let series = row.series;
     let mut parts = vec![match series.unit.as_deref() {
+        Some(unit) if series.throughput.is_some() => format!(
+            "Blue: each run's throughput ({}; higher is better), its work an iteration over its median time per iteration, with its interval as a band.",
+            escape(unit)
+        ),
         None => "Blue: the median time per iteration of each run, with its interval as a band. Grey: each run's fastest iteration, which is what the gate compares (interference only adds time).".to_owned(),
         Some(unit) => format!(
             "Blue: each run's value ({}; {} is better).",
@@ -118,10 +122,10 @@ pub(super) fn benchmark_page(
     if let Some(change) = &series.count_change {
         count_change(&mut body, repository, change);
     }
-    // The fastest iteration only of a time (as on the chart), and an interval only where the
-    // run had one.
+    // The fastest iteration only of what Criterion timed (a time, or a throughput's rate at
+    // its fastest iteration), and an interval only where the run had one.
     let unit = series.unit.as_deref();
-    let timed = unit.is_none();
+    let timed = unit.is_none() || series.throughput.is_some();
     let _ = write!(
         body,
         "<h2>Runs</h2><div class=\"table\"><table><thead><tr><th>#</th><th>commit</th><th>recorded</th><th>{}</th><th>interval</th>{}</tr></thead><tbody>",
