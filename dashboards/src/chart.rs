@@ -68,6 +68,28 @@ pub fn trend_svg(
     unit: Option<&str>,
     commit_url: Option<&str>,
 ) -> Option<String> {
+    trend_svg_of(
+        title,
+        points,
+        changes,
+        budgets,
+        unit,
+        unit.is_none(),
+        commit_url,
+    )
+}
+
+/// [`trend_svg`], with each run's fastest iteration drawn (`fastest`) whatever the unit: a
+/// Criterion throughput's chart is a rate, and its fastest iteration is its highest rate.
+pub fn trend_svg_of(
+    title: &str,
+    points: &[Point],
+    changes: &[ChangePoint],
+    budgets: &[BudgetLine],
+    unit: Option<&str>,
+    fastest: bool,
+    commit_url: Option<&str>,
+) -> Option<String> {
     if points.is_empty() {
         return None;
     }
@@ -76,7 +98,7 @@ pub fn trend_svg(
     {
         let root = SVGBackend::with_string(&mut svg, (960, 420)).into_drawing_area();
         root.fill(&WHITE).ok()?;
-        let (y_bottom, y_top) = y_range(points, scale, unit.is_none());
+        let (y_bottom, y_top) = y_range(points, scale, fastest);
         let axis = ValueAxis::new(y_bottom..y_top, scale);
         let tick = |y: &f64| tick_label(scale.value(*y), unit);
         // Wide enough for the widest tick label beside the axis's rotated title (the labelled
@@ -123,7 +145,7 @@ pub fn trend_svg(
             .light_line_style(RGBColor(235, 235, 235))
             .draw()
             .ok()?;
-        draw_values(&mut chart, points, scale, unit.is_none())?;
+        draw_values(&mut chart, points, scale, fastest)?;
         for change in changes {
             let x = change.index as f64 - 0.5;
             chart
@@ -137,7 +159,7 @@ pub fn trend_svg(
         draw_markers(&mut chart, points, scale)?;
         root.present().ok()?;
     }
-    Some(with_tooltips(&svg, points, unit, commit_url))
+    Some(with_tooltips(&svg, points, unit, fastest, commit_url))
 }
 
 /// The trend chart's drawing area: runs along x, values (or their logarithms) along y.
@@ -258,20 +280,17 @@ fn log_ticks(low: f64, high: f64, most: usize, labelled: bool) -> Vec<f64> {
         .unwrap_or_default()
 }
 
-/// The y axis's range: every value, interval and (of a time) fastest iteration, with a margin.
-fn y_range(points: &[Point], scale: Scale, timed: bool) -> (f64, f64) {
+/// The y axis's range: every value, interval and (where drawn) fastest iteration, with a
+/// margin.
+fn y_range(points: &[Point], scale: Scale, fastest: bool) -> (f64, f64) {
+    let or_fastest = |p: &Point| if fastest { p.fastest } else { p.value };
     let low = points
         .iter()
-        .map(|p| {
-            scale
-                .y(p.lower
-                    .min(p.value)
-                    .min(if timed { p.fastest } else { p.value }))
-        })
+        .map(|p| scale.y(p.lower.min(p.value).min(or_fastest(p))))
         .fold(f64::INFINITY, f64::min);
     let high = points
         .iter()
-        .map(|p| scale.y(p.upper.max(p.value)))
+        .map(|p| scale.y(p.upper.max(p.value).max(or_fastest(p))))
         .fold(f64::NEG_INFINITY, f64::max);
     let pad = match scale {
         Scale::Linear => ((high - low) * 0.08).max(high * 0.01),
@@ -284,14 +303,14 @@ fn y_range(points: &[Point], scale: Scale, timed: bool) -> (f64, f64) {
     (y_bottom, high + pad)
 }
 
-/// Each run's interval (a band), its median (a line) and, of a time, its fastest iteration (a
-/// grey line). A custom metric's lowest sample is not what the gate judges (nor, of a rate, the
-/// best), and the legend does not name it: it is not drawn.
+/// Each run's interval (a band), its median (a line) and, of what Criterion timed, its fastest
+/// iteration (a grey line). A custom metric's lowest sample is not what the gate judges (nor,
+/// of a rate, the best), and the legend does not name it: it is not drawn.
 fn draw_values(
     chart: &mut Chart<'_, '_>,
     points: &[Point],
     scale: Scale,
-    timed: bool,
+    fastest: bool,
 ) -> Option<()> {
     // The interval band: upper edge forwards, lower edge back.
     let band: Vec<(f64, f64)> = points
@@ -319,7 +338,7 @@ fn draw_values(
     line(|p| p.value, BLUE.mix(0.5).stroke_width(1))?;
     // What the gate judges: each run's fastest iteration, a grey line (no markers: the
     // circles are the medians, each with its tooltip).
-    if timed {
+    if fastest {
         line(|p| p.fastest, RGBColor(110, 119, 129).stroke_width(1))?;
     }
     Some(())
@@ -438,6 +457,7 @@ fn with_tooltips(
     svg: &str,
     points: &[Point],
     unit: Option<&str>,
+    with_fastest: bool,
     commit_url: Option<&str>,
 ) -> String {
     let mut out = String::with_capacity(svg.len() + points.len() * 160);
@@ -451,11 +471,11 @@ fn with_tooltips(
         };
         out.push_str(&rest[..start]);
         // An interval only where there is one (an imported history's value may have none),
-        // and the fastest iteration only of a time.
+        // and the fastest iteration only of what Criterion timed.
         let interval = point
             .interval(unit)
             .map_or_else(String::new, |i| format!(" ({i})"));
-        let fastest = if unit.is_none() {
+        let fastest = if with_fastest {
             format!(" · fastest {}", format_measure(point.fastest, unit))
         } else {
             String::new()

@@ -902,6 +902,40 @@ fn a_throughput_benchmark_is_charted_as_its_rate_so_a_grown_input_is_no_step() {
                 || page.contains("Blue: each run's throughput (MiB/s; higher is better)"),
             "{benchmark}: {page}"
         );
+        // What the gate compares, the fastest iteration, as its rate: above the median's.
+        assert!(
+            page.contains("Grey: the rate of each run's fastest iteration"),
+            "{benchmark}: {page}"
+        );
+    }
+    // Each point's tooltip: the run's median rate and its fastest iteration's, higher.
+    let page = std::fs::read_to_string(benchmark_page(
+        &out,
+        "KokaKiwi/rust-hex",
+        "encode/faster_hex/fallback",
+    ))
+    .unwrap();
+    let tooltips: Vec<&str> = page
+        .split("<title>#")
+        .skip(1)
+        .map(|t| t.split("</title>").next().unwrap())
+        .collect();
+    assert_eq!(tooltips.len(), 14, "{tooltips:?}");
+    let rate = |text: &str| -> f64 {
+        let (number, unit) = text.trim().split_once(' ').unwrap();
+        let number: f64 = number.replace(',', "").parse().unwrap();
+        number * if unit.starts_with("GiB") { 1024.0 } else { 1.0 }
+    };
+    for tooltip in &tooltips {
+        let (median, fastest) = tooltip.split_once(" · fastest ").expect(tooltip);
+        let median = median
+            .rsplit(" · ")
+            .next()
+            .unwrap()
+            .split(" (")
+            .next()
+            .unwrap();
+        assert!(rate(fastest) >= rate(median), "{tooltip}");
     }
     // `encode/hex`: 216 MiB/s for 11 runs, then about 1,000 MiB/s from 5cb1fe8 on.
     let page =

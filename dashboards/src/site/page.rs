@@ -6,18 +6,19 @@ use std::fmt::Write as _;
 use benchgate_gate::report::{grouped, share, signed};
 
 use super::{CountChange, Machine, Repository, Row, commit_link, escape, page, percent, short};
-use crate::chart::{date, format_measure, trend_svg};
+use crate::chart::{date, format_measure, trend_svg_of};
 
 /// A benchmark's trend chart, as its page and the comment show it: each point links its
 /// commit on GitHub.
 pub(super) fn row_svg(repository: &Repository, row: &Row<'_>) -> Option<String> {
     let series = row.series;
-    trend_svg(
+    trend_svg_of(
         &series.benchmark,
         &series.points,
         &row.changes,
         &series.budgets,
         series.unit.as_deref(),
+        series.unit.is_none() || series.throughput.is_some(),
         Some(&format!("https://github.com/{}/commit/", repository.name)),
     )
 }
@@ -27,7 +28,7 @@ pub(super) fn legend(row: &Row<'_>) -> String {
     let series = row.series;
     let mut parts = vec![match series.unit.as_deref() {
         Some(unit) if series.throughput.is_some() => format!(
-            "Blue: each run's throughput ({}; higher is better), its work an iteration over its median time per iteration, with its interval as a band.",
+            "Blue: each run's throughput ({}; higher is better), its work an iteration over its median time per iteration, with its interval as a band. Grey: the rate of each run's fastest iteration, which is what the gate compares (interference only adds time).",
             escape(unit)
         ),
         None => "Blue: the median time per iteration of each run, with its interval as a band. Grey: each run's fastest iteration, which is what the gate compares (interference only adds time).".to_owned(),
