@@ -51,6 +51,19 @@ struct Step {
     bad: String,
     /// after / before, time (per unit of work, of a throughput).
     ratio: f64,
+    /// A Criterion throughput: its change is said of its rate, as the gate's report says it.
+    throughput: bool,
+}
+
+impl Step {
+    /// How much slower, in percent: of the time, or of a throughput's rate.
+    fn slower_percent(&self) -> f64 {
+        if self.throughput {
+            (1.0 - self.ratio.recip()) * 100.0
+        } else {
+            (self.ratio - 1.0) * 100.0
+        }
+    }
 }
 
 /// Bisects the new steps, opens or updates their issues; returns 0 (2 on an error).
@@ -179,6 +192,7 @@ fn recent_steps(machine: &site::Machine, policy: &benchgate_gate::Policy) -> Vec
                 good: series.points[change.index - 1].commit.clone(),
                 bad: series.points[change.index].commit.clone(),
                 ratio,
+                throughput: is_throughput,
             });
         }
     }
@@ -334,7 +348,7 @@ fn issue_text(
     chart: Option<&str>,
 ) -> (String, String) {
     use std::fmt::Write as _;
-    let change = (step.ratio - 1.0) * 100.0;
+    let change = step.slower_percent();
     let title: String = format!(
         "{} {change:.1}% slower between {} and {}",
         step.benchmark,
@@ -472,6 +486,9 @@ mod tests {
         assert_eq!(found[0].0, "encode/fell-12");
         assert_eq!(found[0].1, "0021", "{found:?}");
         assert!((found[0].2 - 1.0 / 0.88).abs() < 0.01, "{found:?}");
+        // Said of the rate, as the pull request comment says it: 12% slower, not 13.6%.
+        assert!((steps[0].slower_percent() - 12.0).abs() < 0.5, "{found:?}");
+        assert!((steps[1].slower_percent() - 20.0).abs() < 0.5, "{found:?}");
         assert_eq!(found[1].0, "parse/slower-20");
         assert!((found[1].2 - 1.2).abs() < 0.01, "{found:?}");
     }
