@@ -85,9 +85,12 @@ pub async fn load(store: &Store, budgets: &[Budget]) -> anyhow::Result<Vec<Repos
                                 .map(|(benchmark, (points, unit))| {
                                     let (points, unit, higher_is_better, throughput) =
                                         match (unit, as_rates(&points)) {
-                                            (None, Some((points, unit, kind))) => {
-                                                (points, Some(unit), true, Some(kind))
-                                            }
+                                            (None, Some(rates)) => (
+                                                rates.points,
+                                                Some(rates.unit),
+                                                true,
+                                                Some(rates.kind),
+                                            ),
                                             (unit, _) => {
                                                 let (unit, higher) = unit
                                                     .map_or((None, false), |(unit, higher)| {
@@ -99,12 +102,14 @@ pub async fn load(store: &Store, budgets: &[Budget]) -> anyhow::Result<Vec<Repos
                                             }
                                         };
                                     Series {
-                                        // Time budget lines are in ns: a custom metric's or a
-                                        // rate's chart is in its own unit.
-                                        budgets: if unit.is_none() {
-                                            lines(budgets, &benchmark)
-                                        } else {
-                                            Vec::new()
+                                        // Time budget lines are in ns, a rate's in its chart's
+                                        // unit; a custom metric's chart draws none.
+                                        budgets: match (&unit, &throughput) {
+                                            (None, _) => lines(budgets, &benchmark),
+                                            (Some(unit), Some(kind)) => {
+                                                rate_lines(budgets, &benchmark, kind, unit)
+                                            }
+                                            _ => Vec::new(),
                                         },
                                         benchmark,
                                         points: one_per_commit(points),
@@ -186,7 +191,7 @@ async fn count_change(
 /// (`format_rate`'s units: binary prefixes for bytes, in a unit the newest run reads in): with
 /// the unit and Criterion's kind. `None` unless every point declares one kind with a positive
 /// amount: a benchmark that took up `Throughput` later keeps its times, on one axis.
-fn as_rates(points: &[(Point, Option<(String, u64)>)]) -> Option<(Vec<Point>, String, String)> {
+fn as_rates(points: &[(Point, Option<(String, u64)>)]) -> Option<Rates> {
     let (_, Some((kind, _))) = points.last()? else {
         return None;
     };
@@ -223,7 +228,53 @@ fn as_rates(points: &[(Point, Option<(String, u64)>)]) -> Option<(Vec<Point>, St
             _ => None,
         })
         .collect::<Option<Vec<Point>>>()?;
-    Some((rates, unit.to_owned(), kind.clone()))
+    Some(Rates {
+        points: rates,
+        unit: unit.to_owned(),
+        kind: kind.clone(),
+    })
+}
+
+/// A Criterion throughput benchmark's points as rates ([`as_rates`]).
+struct Rates {
+    points: Vec<Point>,
+    /// `GiB/s`, `B/s`, `bit/s`, `elem/s`, …
+    unit: String,
+    /// Criterion's kind: `Bytes`, `BytesDecimal`, `Bits`, `Elements`.
+    kind: String,
+}
+
+/// The budgets drawn on a throughput benchmark's rate chart: absolute rate bounds on its
+/// median (`>= 2 GiB/s`), in the chart's unit.
+fn rate_lines(budgets: &[Budget], benchmark: &str, kind: &str, unit: &str) -> Vec<BudgetLine> {
+    let (dimension, per_base) = match kind {
+        "Elements" => (Dimension::Elements, 1.0),
+        // A bound's base unit is B/s; a chart of bits counts 8 to a byte.
+        "Bits" => (Dimension::Bytes, 8.0),
+        _ => (Dimension::Bytes, 1.0),
+    };
+    let scale = match unit {
+        "KiB/s" => 1024.0,
+        "MiB/s" => 1024f64.powi(2),
+        "GiB/s" => 1024f64.powi(3),
+        "TiB/s" => 1024f64.powi(4),
+        _ => 1.0,
+    };
+    budgets
+        .iter()
+        .filter(|b| b.statistic == BudgetStatistic::Median && b.benchmark.matches(benchmark))
+        .filter_map(|b| match b.bound {
+            Bound::Absolute {
+                value,
+                dimension: d,
+                ..
+            } if d == dimension => Some(BudgetLine {
+                label: format!("median {}", b.expression),
+                ns: value * per_base / scale,
+            }),
+            _ => None,
+        })
+        .collect()
 }
 
 /// One point per commit, where it was first recorded: the runs of one commit on one machine
@@ -264,7 +315,7 @@ fn one_per_commit(points: Vec<Point>) -> Vec<Point> {
 }
 
 /// The budgets drawn on `benchmark`'s chart: absolute time bounds on its median (the chart
-/// plots medians; other statistics and rates are not on its axis).
+/// plots medians; other statistics are not on its axis).
 fn lines(budgets: &[Budget], benchmark: &str) -> Vec<BudgetLine> {
     budgets
         .iter()

@@ -50,7 +50,7 @@ impl Point {
 pub struct BudgetLine {
     /// What it says, e.g. `median < 150 ns`.
     pub label: String,
-    /// The bound, ns per iteration.
+    /// The bound, in the chart's unit: ns per iteration, or a throughput's rate.
     pub ns: f64,
 }
 

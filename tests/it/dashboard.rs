@@ -863,6 +863,12 @@ fn a_throughput_benchmark_is_charted_as_its_rate_so_a_grown_input_is_no_step() {
         assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
         commits.push(commit);
     }
+    // A rate budget on a median is drawn on the rate's chart, in its unit.
+    std::fs::write(
+        dir.path().join("benchgate.toml"),
+        "[[budget]]\nbenchmark = \"encode/hex\"\nbound = \">= 0.5 GiB/s\"\n",
+    )
+    .unwrap();
     let out = dir.path().join("site");
     let output = benchgate(dir.path(), &["dashboard", "--out", out.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
@@ -907,6 +913,10 @@ fn a_throughput_benchmark_is_charted_as_its_rate_so_a_grown_input_is_no_step() {
             page.contains("Grey: the rate of each run's fastest iteration"),
             "{benchmark}: {page}"
         );
+        assert!(
+            !page.contains("0.5 GiB/s"),
+            "{benchmark}: no budget, no line"
+        );
     }
     // Each point's tooltip: the run's median rate and its fastest iteration's, higher.
     let page = std::fs::read_to_string(benchmark_page(
@@ -946,6 +956,8 @@ fn a_throughput_benchmark_is_charted_as_its_rate_so_a_grown_input_is_no_step() {
         .filter(|row| row.contains('→'))
         .collect();
     assert_eq!(steps.len(), 1, "{}", text(&page));
+    assert_eq!(page.matches("median &gt;= 0.5 GiB/s").count(), 1, "{page}");
+    assert!(page.contains("stroke=\"#D97706\""));
     let step = text(steps[0]);
     assert!(
         step.starts_with(&format!(
