@@ -117,7 +117,12 @@ pub fn trend_svg_of(
             .y_label_area_size(y_label_area(widest))
             .build_cartesian_2d(-0.5f64..(n as f64 - 0.5).max(0.5), axis)
             .ok()?;
-        let measure = unit.map_or("time per iteration".to_owned(), |u| format!("value ({u})"));
+        let measure = match (unit, fastest) {
+            (None, _) => "time per iteration".to_owned(),
+            // A rate Criterion timed: a throughput.
+            (Some(u), true) => format!("throughput ({u})"),
+            (Some(u), false) => format!("value ({u})"),
+        };
         // One position per run, in order (runs are what the detector and the gate count),
         // labelled with the day each ran.
         let day_of = |x: &f64| {

@@ -956,6 +956,10 @@ fn a_throughput_benchmark_is_charted_as_its_rate_so_a_grown_input_is_no_step() {
         .filter(|row| row.contains('→'))
         .collect();
     assert_eq!(steps.len(), 1, "{}", text(&page));
+    assert!(
+        page.contains(">\nthroughput (MiB/s), log scale\n<"),
+        "{page}"
+    );
     assert_eq!(page.matches("median &gt;= 0.5 GiB/s").count(), 1, "{page}");
     assert!(page.contains("stroke=\"#D97706\""));
     let step = text(steps[0]);
