@@ -83,13 +83,14 @@ pub async fn load(store: &Store, budgets: &[Budget]) -> anyhow::Result<Vec<Repos
                             series: benchmarks
                                 .into_iter()
                                 .map(|(benchmark, (points, unit))| {
-                                    let (points, unit, higher_is_better, throughput) =
+                                    let (points, unit, higher_is_better, throughput, axis) =
                                         match (unit, as_rates(&points)) {
                                             (None, Some(rates)) => (
                                                 rates.points,
                                                 Some(rates.unit),
                                                 true,
                                                 Some(rates.kind),
+                                                Some((rates.dimension, rates.per_base)),
                                             ),
                                             (unit, _) => {
                                                 let (unit, higher) = unit
@@ -98,16 +99,18 @@ pub async fn load(store: &Store, budgets: &[Budget]) -> anyhow::Result<Vec<Repos
                                                     });
                                                 let points =
                                                     points.into_iter().map(|(p, _)| p).collect();
-                                                (points, unit, higher, None)
+                                                (points, unit, higher, None, None)
                                             }
                                         };
                                     Series {
                                         // Time budget lines are in ns, a rate's in its chart's
                                         // unit; a custom metric's chart draws none.
-                                        budgets: match (&unit, &throughput) {
-                                            (None, _) => lines(budgets, &benchmark),
-                                            (Some(unit), Some(kind)) => {
-                                                rate_lines(budgets, &benchmark, kind, unit)
+                                        budgets: match (&unit, axis) {
+                                            (None, _) => {
+                                                lines(budgets, &benchmark, Dimension::Time, 1.0)
+                                            }
+                                            (Some(_), Some((dimension, per_base))) => {
+                                                lines(budgets, &benchmark, dimension, per_base)
                                             }
                                             _ => Vec::new(),
                                         },
@@ -199,6 +202,7 @@ fn as_rates(points: &[(Point, Option<(String, u64)>)]) -> Option<Rates> {
     let newest = points
         .last()
         .and_then(|(p, t)| t.as_ref().map(|(_, amount)| rate(*amount, p.value)))?;
+    // The chart's unit, and how many base units (B/s, elem/s) one of it is.
     let (unit, scale) = match kind.as_str() {
         "Bytes" => [("TiB/s", 4), ("GiB/s", 3), ("MiB/s", 2), ("KiB/s", 1)]
             .into_iter()
@@ -228,10 +232,18 @@ fn as_rates(points: &[(Point, Option<(String, u64)>)]) -> Option<Rates> {
             _ => None,
         })
         .collect::<Option<Vec<Point>>>()?;
+    // A budget's bound is in B/s or elem/s; a chart of bits counts 8 to a byte.
+    let (dimension, per_base) = match kind.as_str() {
+        "Elements" => (Dimension::Elements, 1.0 / scale),
+        "Bits" => (Dimension::Bytes, 8.0 / scale),
+        _ => (Dimension::Bytes, 1.0 / scale),
+    };
     Some(Rates {
         points: rates,
         unit: unit.to_owned(),
         kind: kind.clone(),
+        dimension,
+        per_base,
     })
 }
 
@@ -242,39 +254,10 @@ struct Rates {
     unit: String,
     /// Criterion's kind: `Bytes`, `BytesDecimal`, `Bits`, `Elements`.
     kind: String,
-}
-
-/// The budgets drawn on a throughput benchmark's rate chart: absolute rate bounds on its
-/// median (`>= 2 GiB/s`), in the chart's unit.
-fn rate_lines(budgets: &[Budget], benchmark: &str, kind: &str, unit: &str) -> Vec<BudgetLine> {
-    let (dimension, per_base) = match kind {
-        "Elements" => (Dimension::Elements, 1.0),
-        // A bound's base unit is B/s; a chart of bits counts 8 to a byte.
-        "Bits" => (Dimension::Bytes, 8.0),
-        _ => (Dimension::Bytes, 1.0),
-    };
-    let scale = match unit {
-        "KiB/s" => 1024.0,
-        "MiB/s" => 1024f64.powi(2),
-        "GiB/s" => 1024f64.powi(3),
-        "TiB/s" => 1024f64.powi(4),
-        _ => 1.0,
-    };
-    budgets
-        .iter()
-        .filter(|b| b.statistic == BudgetStatistic::Median && b.benchmark.matches(benchmark))
-        .filter_map(|b| match b.bound {
-            Bound::Absolute {
-                value,
-                dimension: d,
-                ..
-            } if d == dimension => Some(BudgetLine {
-                label: format!("median {}", b.expression),
-                ns: value * per_base / scale,
-            }),
-            _ => None,
-        })
-        .collect()
+    /// The budgets' dimension its rate is in, and how many of the chart's units one of the
+    /// dimension's base units (B/s, elem/s) is.
+    dimension: Dimension,
+    per_base: f64,
 }
 
 /// One point per commit, where it was first recorded: the runs of one commit on one machine
@@ -314,20 +297,26 @@ fn one_per_commit(points: Vec<Point>) -> Vec<Point> {
         .collect()
 }
 
-/// The budgets drawn on `benchmark`'s chart: absolute time bounds on its median (the chart
-/// plots medians; other statistics are not on its axis).
-fn lines(budgets: &[Budget], benchmark: &str) -> Vec<BudgetLine> {
+/// The budgets drawn on `benchmark`'s chart: absolute bounds on its median in the chart's
+/// `dimension` (time, or a throughput's rate: `>= 2 GiB/s`), each base unit `per_base` of the
+/// chart's units (the chart plots medians; other statistics are not on its axis).
+fn lines(
+    budgets: &[Budget],
+    benchmark: &str,
+    dimension: Dimension,
+    per_base: f64,
+) -> Vec<BudgetLine> {
     budgets
         .iter()
         .filter(|b| b.statistic == BudgetStatistic::Median && b.benchmark.matches(benchmark))
         .filter_map(|b| match b.bound {
             Bound::Absolute {
                 value,
-                dimension: Dimension::Time,
+                dimension: d,
                 ..
-            } => Some(BudgetLine {
+            } if d == dimension => Some(BudgetLine {
                 label: format!("median {}", b.expression),
-                ns: value,
+                ns: value * per_base,
             }),
             _ => None,
         })

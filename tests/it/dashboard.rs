@@ -961,7 +961,37 @@ fn a_throughput_benchmark_is_charted_as_its_rate_so_a_grown_input_is_no_step() {
         "{page}"
     );
     assert_eq!(page.matches("median &gt;= 0.5 GiB/s").count(), 1, "{page}");
-    assert!(page.contains("stroke=\"#D97706\""));
+    // Drawn at 512 MiB/s: between the axis's 500 and 700 MiB/s ticks (y grows downwards).
+    let tick_y = |label: &str| -> f64 {
+        let at = page
+            .find(&format!(">\n{label}\n<"))
+            .unwrap_or_else(|| panic!("no tick {label}"));
+        let tag = &page[page[..at].rfind("<text").unwrap()..at];
+        tag.split(" y=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let budget_y: f64 = page
+        .split("stroke=\"#D97706\"")
+        .nth(1)
+        .unwrap()
+        .split("points=\"")
+        .nth(1)
+        .unwrap()
+        .split([',', ' '])
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        tick_y("700 MiB/s") < budget_y && budget_y < tick_y("500 MiB/s"),
+        "budget at y {budget_y}"
+    );
     let step = text(steps[0]);
     assert!(
         step.starts_with(&format!(
